@@ -1,0 +1,5 @@
+"""Ratio: Retrieval Across Typed Ideation Operations."""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,52 @@
+"""The ``ratio`` command: a thin Typer layer over the library API.
+
+Each area registers its commands from its own module here, so a command's
+code lives next to nothing but argument parsing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+
+from ratio.io import RatioError
+
+app = typer.Typer(
+    name="ratio",
+    help="Retrieval Across Typed Ideation Operations: build, evaluate, train and serve.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+# (module, attribute) pairs; modules that fail to import (missing optional extra)
+# are skipped so the core commands keep working.
+_AREAS = [
+    "ratio.cli.ingest",
+    "ratio.cli.lexicon",
+    "ratio.cli.build",
+    "ratio.cli.evaluate",
+    "ratio.cli.train",
+    "ratio.cli.judge",
+    "ratio.cli.serve",
+]
+
+for _mod in _AREAS:
+    try:
+        importlib.import_module(_mod).register(app)
+    except ModuleNotFoundError as e:  # area not built yet, or its extra not installed
+        if not e.name or not e.name.startswith("ratio.cli"):
+            raise
+
+
+def main() -> None:
+    try:
+        app()
+    except RatioError as e:
+        typer.secho(f"error: {e}", fg="red", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

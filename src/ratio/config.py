@@ -1,0 +1,193 @@
+"""One TOML file configures a whole run; this module parses and validates it.
+
+Every table maps to a dataclass below. Unknown keys and wrong types are
+rejected with the dotted key path, before any work starts, because a typo in a
+config should never silently fall back to a default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ratio.io import RatioError
+
+
+class ConfigError(RatioError):
+    pass
+
+
+@dataclass
+class CorpusConfig:
+    inputs: list[str] = field(default_factory=list)  # files, folders or globs
+    format: str = "ratio-jsonl"
+
+
+@dataclass
+class IngestConfig:
+    keep_appendices: bool = True
+    min_chars: int = 35
+    segmenter: str = "ratio"
+    boilerplate_min_papers: int = 25  # a sentence in at least this many papers is boilerplate
+    boilerplate_min_fraction: float = 0.005  # ...or in at least this fraction of papers
+    strict: bool = False
+    workers: int = 2
+
+
+@dataclass
+class LexiconConfig:
+    path: str = ""  # empty: the lexicon shipped in the package
+
+
+@dataclass
+class SplitConfig:
+    """Half-open year/date ranges; dates are ISO strings or years."""
+
+    train_end: str = "2023-12-31"
+    validation_end: str = "2024-12-31"
+    test_end: str = "9999-12-31"
+
+
+@dataclass
+class BuildConfig:
+    out: str = "runs/neurips"
+    seed: int = 13
+    executor: str = "local"  # local | ray
+    ray_address: str = ""
+
+
+@dataclass
+class SystemConfig:
+    name: str = ""
+    kind: str = "bm25"  # bm25 | dense | hybrid
+    model: str = ""  # model name in the registry, or a directory
+    ngram: int = 1
+    prefix: str = "none"  # none | generic | recommended
+    index: str = "flat"  # flat | hnsw
+    fusion: str = "rrf"  # for hybrid: rrf | score
+    components: list[str] = field(default_factory=list)
+    max_pool: int = 0  # 0 = full pool; else a seeded sub-pool containing every gold
+
+
+@dataclass
+class EvaluateConfig:
+    split: str = "test"
+    relations: list[str] = field(default_factory=lambda: ["specify", "address", "broaden"])
+    systems: list[SystemConfig] = field(default_factory=list)
+    ks: list[int] = field(default_factory=lambda: [1, 10, 100])
+    out: str = ""
+
+
+@dataclass
+class TrainConfig:
+    base_model: str = "all-MiniLM-L6-v2"
+    grid: list[dict] = field(default_factory=list)
+    max_pairs: int = 0
+    hard_negatives: bool = False
+    prefix: str = "generic"
+    out: str = ""
+
+
+@dataclass
+class ServeConfig:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    retriever: str = "bm25"
+
+
+@dataclass
+class RunConfig:
+    name: str = "ratio"
+    corpus: CorpusConfig = field(default_factory=CorpusConfig)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
+    lexicon: LexiconConfig = field(default_factory=LexiconConfig)
+    split: SplitConfig = field(default_factory=SplitConfig)
+    build: BuildConfig = field(default_factory=BuildConfig)
+    evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    serve: ServeConfig = field(default_factory=ServeConfig)
+    base_dir: str = ""  # directory of the TOML file; relative paths resolve against it
+
+    def resolve(self, p: str) -> Path:
+        path = Path(p)
+        return path if path.is_absolute() or not self.base_dir else Path(self.base_dir) / path
+
+    def digest(self, *sections: str) -> str:
+        """Stable hash of the named sections, used as a cache key for a stage."""
+        data = {s: dataclasses.asdict(getattr(self, s)) for s in sections}
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d.pop("base_dir", None)
+        return d
+
+
+def _build(cls, data, path: str):
+    if not isinstance(data, dict):
+        raise ConfigError(f"config key '{path}' must be a table")
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)} - {"base_dir"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        where = f"[{path}]" if path else "top level"
+        raise ConfigError(
+            f"unknown config key(s) {', '.join(repr(u) for u in unknown)} in {where}; "
+            f"known keys: {', '.join(sorted(known))}"
+        )
+    kwargs = {}
+    for name, value in data.items():
+        kwargs[name] = _coerce(hints[name], value, f"{path}.{name}" if path else name)
+    return cls(**kwargs)
+
+
+def _coerce(tp, value, path: str):
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        return _build(tp, value, path)
+    if origin is list:
+        (inner,) = typing.get_args(tp) or (typing.Any,)
+        if not isinstance(value, list):
+            raise ConfigError(f"config key '{path}' must be a list, got {type(value).__name__}")
+        return [_coerce(inner, v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if origin in (typing.Union, types.UnionType):
+        return value
+    if tp is typing.Any or tp is dict:
+        return value
+    if tp is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if tp in (str, int, bool, float) and (
+        not isinstance(value, tp) or (tp is int and isinstance(value, bool))
+    ):
+        raise ConfigError(f"config key '{path}' must be {tp.__name__}, got {value!r}")
+    return value
+
+
+def load_config(path: str | Path | None = None, overrides: dict | None = None) -> RunConfig:
+    """Parse a TOML run config (or defaults when ``path`` is None)."""
+    data: dict = {}
+    base = ""
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file not found: {p}")
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{p}: invalid TOML: {e}") from e
+        base = str(p.parent.resolve())
+    for key, value in (overrides or {}).items():
+        section, _, leaf = key.rpartition(".")
+        target = data
+        for part in filter(None, section.split(".")):
+            target = target.setdefault(part, {})
+        target[leaf] = value
+    cfg = _build(RunConfig, data, "")
+    cfg.base_dir = base
+    return cfg

@@ -1,0 +1,45 @@
+"""What made an output: code version, config digest and lexicon version.
+
+Every Parquet file and report Ratio writes carries this, so a number in a
+table can be traced back to the exact run that produced it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+from pathlib import Path
+
+from ratio import __version__
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """Package version plus the git commit when running from a checkout."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True, text=True, timeout=5, check=True,
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "src"],
+            capture_output=True, text=True, timeout=5,
+        ).stdout.strip()
+        return f"{__version__}+g{out.stdout.strip()}{'.dirty' if dirty else ''}"
+    except (OSError, subprocess.SubprocessError):
+        return __version__
+
+
+def stamp(stage: str, config_digest: str = "", lexicon_version: str = "", **extra) -> dict[str, str]:
+    """Metadata for an output file; values are strings so Parquet can hold them."""
+    meta = {
+        "ratio.stage": stage,
+        "ratio.code_version": code_version(),
+        "ratio.config_digest": config_digest,
+        "ratio.lexicon_version": lexicon_version,
+    }
+    for k, v in extra.items():
+        meta[f"ratio.{k}"] = v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+    return meta

@@ -1,0 +1,31 @@
+"""Corpus readers, registered by format name; each yields typed ``Paper`` records.
+
+>>> from ratio.readers import iter_papers
+>>> for paper in iter_papers(["shards/"], "ratio-jsonl"): ...
+
+Add a format by writing a module with a function decorated by
+``@register_reader("name", suffixes=(...))`` and importing it below.
+"""
+
+from ratio.readers.base import (
+    DropReport,
+    Reader,
+    available_formats,
+    get_reader,
+    iter_papers,
+    list_inputs,
+    register_reader,
+)
+
+# Importing the modules registers their formats.
+from ratio.readers import plaintext, ratio_jsonl, s2orc, s2orc_v2, unarxive  # noqa: E402,F401
+
+__all__ = [
+    "DropReport",
+    "Reader",
+    "available_formats",
+    "get_reader",
+    "iter_papers",
+    "list_inputs",
+    "register_reader",
+]

@@ -1,0 +1,114 @@
+"""The reader registry, input discovery, and the drop report shared by readers."""
+
+from __future__ import annotations
+
+import glob
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ratio.io import InputError, RatioError
+from ratio.records import Paper
+
+# A reader turns one input file (or folder, for plaintext) into papers. It raises
+# InputError for problems it cannot skip past (unreadable or truncated file) and
+# reports skippable ones (one bad line) through ``report.skip`` so streaming goes on.
+ReaderFn = Callable[[Path, "DropReport"], Iterator[Paper]]
+
+
+@dataclass
+class Reader:
+    name: str
+    fn: ReaderFn
+    suffixes: tuple[str, ...]  # file name endings this format reads
+    folder: bool = False  # reads a whole folder as one corpus (plaintext)
+    doc: str = ""
+
+
+_REGISTRY: dict[str, Reader] = {}
+
+
+def register_reader(name: str, suffixes: tuple[str, ...] = (".jsonl", ".jsonl.gz", ".jsonl.zst"), folder: bool = False):
+    def deco(fn: ReaderFn) -> ReaderFn:
+        _REGISTRY[name] = Reader(name, fn, suffixes, folder, (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else "")
+        return fn
+
+    return deco
+
+
+def available_formats() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def get_reader(name: str) -> Reader:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise RatioError(f"unknown format {name!r}; known formats: {', '.join(available_formats())}") from None
+
+
+@dataclass
+class DropReport:
+    """Counts of skipped records by reason, plus the first messages for the report.
+
+    With ``strict`` any skip raises instead, so a run stops at the first bad record.
+    """
+
+    strict: bool = False
+    counts: Counter = field(default_factory=Counter)
+    messages: list[str] = field(default_factory=list)
+    max_messages: int = 200
+    log: Callable[[str], None] | None = None
+
+    def skip(self, error: InputError) -> None:
+        if self.strict:
+            raise error
+        self.counts[error.kind] += 1
+        msg = str(error)
+        if len(self.messages) < self.max_messages:
+            self.messages.append(msg)
+        if self.log is not None:
+            self.log(msg)
+
+    def count(self, kind: str, n: int = 1) -> None:
+        """Count an item dropped on purpose (a filter, not an error)."""
+        self.counts[kind] += n
+
+    def merge(self, other: DropReport) -> None:
+        self.counts.update(other.counts)
+        room = self.max_messages - len(self.messages)
+        self.messages.extend(other.messages[: max(room, 0)])
+
+
+def list_inputs(inputs: Iterable[str | Path], fmt: str) -> list[Path]:
+    """Expand files, folders and globs into a sorted list of inputs of ``fmt``.
+
+    A missing path is an error right away: a typo should not build an empty benchmark.
+    """
+    reader = get_reader(fmt)
+    found: list[Path] = []
+    for item in inputs:
+        s = str(item)
+        matches = [Path(m) for m in sorted(glob.glob(s))] if any(c in s for c in "*?[") else [Path(s)]
+        if not matches:
+            raise InputError(s, None, "no file matches this pattern", "missing_file")
+        for p in matches:
+            if not p.exists():
+                raise InputError(p, None, "no such file or directory", "missing_file")
+            if p.is_dir() and not reader.folder:
+                found.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.name.endswith(reader.suffixes)))
+            else:
+                found.append(p)
+    return found
+
+
+def iter_papers(inputs: Iterable[str | Path], fmt: str, report: DropReport | None = None) -> Iterator[Paper]:
+    """Stream papers from every input; unreadable files are reported, not fatal (unless strict)."""
+    reader = get_reader(fmt)
+    report = report if report is not None else DropReport()
+    for path in list_inputs(inputs, fmt):
+        try:
+            yield from reader.fn(path, report)
+        except InputError as e:
+            report.skip(e)

@@ -1,0 +1,85 @@
+"""Arrow schemas of every Parquet table Ratio writes (see docs/architecture.md)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+SENTENCES = pa.schema(
+    [
+        ("paper_id", pa.string()),
+        ("year", pa.int16()),
+        ("date", pa.string()),
+        ("venue", pa.string()),
+        ("section", pa.string()),
+        ("section_category", pa.string()),
+        ("is_appendix", pa.bool_()),
+        ("paragraph_idx", pa.int32()),
+        ("sentence_idx", pa.int32()),
+        ("text", pa.string()),
+        ("match", pa.string()),
+    ]
+)
+
+PAPERS = pa.schema(
+    [
+        ("paper_id", pa.string()),
+        ("title", pa.string()),
+        ("year", pa.int16()),
+        ("date", pa.string()),
+        ("venue", pa.string()),
+        ("source", pa.string()),
+        ("n_sections", pa.int32()),
+        ("n_paragraphs", pa.int32()),
+        ("n_sentences", pa.int32()),
+    ]
+)
+
+PAIRS = pa.schema(
+    [
+        ("relation", pa.string()),
+        ("marker", pa.string()),
+        ("query", pa.string()),
+        ("gold", pa.string()),
+        ("query_match", pa.string()),
+        ("gold_match", pa.string()),
+        ("paper_id", pa.string()),
+        ("year", pa.int16()),
+        ("date", pa.string()),
+        ("section_category", pa.string()),
+        ("paragraph_idx", pa.int32()),
+        ("sentence_idx", pa.int32()),
+    ]
+)
+
+QUERIES = pa.schema(
+    [
+        ("query_id", pa.string()),
+        ("text", pa.string()),
+        ("relation", pa.string()),
+        ("marker", pa.string()),
+        ("paper_id", pa.string()),
+        ("year", pa.int16()),
+        ("section_category", pa.string()),
+        ("gold_id", pa.string()),
+    ]
+)
+
+CANDIDATES = pa.schema(
+    [
+        ("candidate_id", pa.string()),
+        ("text", pa.string()),
+        ("paper_id", pa.string()),
+        ("year", pa.int16()),
+        ("section_category", pa.string()),
+        ("origin", pa.string()),
+        ("marker", pa.string()),
+    ]
+)
+
+QRELS = pa.schema(
+    [
+        ("query_id", pa.string()),
+        ("candidate_id", pa.string()),
+        ("relevance", pa.int8()),
+    ]
+)
