@@ -12,6 +12,7 @@ import gzip
 import io
 import os
 import tempfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,13 +36,74 @@ class InputError(RatioError):
         super().__init__(f"{where}: {reason}")
 
 
+class _TruncatedStream(OSError):
+    """A compressed stream ended in the middle of a frame (a cut-off download)."""
+
+
+class _ZstdRawReader(io.RawIOBase):
+    """Streams a (multi-frame) zstd file and notices when its last frame is cut off.
+
+    ``zstandard``'s own ``stream_reader`` returns the data decoded so far and
+    stops silently at a truncated frame, which would hand a half line to the
+    reader as if it were real; decoding frame by frame lets us see ``eof``.
+    """
+
+    _CHUNK = 1 << 18
+
+    def __init__(self, raw: io.BufferedIOBase):
+        import zstandard
+
+        self._zstd = zstandard
+        self._raw = raw
+        self._dobj = zstandard.ZstdDecompressor().decompressobj()
+        self._in_frame = False  # bytes of the current frame have been fed
+        self._pending = b""
+        self._pos = 0  # read position inside ``_pending`` (avoids re-slicing big buffers)
+        self._done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def _fill(self) -> None:
+        while self._pos >= len(self._pending) and not self._done:
+            self._pending, self._pos = b"", 0
+            chunk = self._raw.read(self._CHUNK)
+            if not chunk:
+                self._done = True
+                if self._in_frame and not self._dobj.eof:
+                    raise _TruncatedStream("zstd stream ends inside a frame (file cut off?)")
+                return
+            while chunk:
+                if self._dobj.eof:  # next frame of a multi-frame file
+                    self._dobj = self._zstd.ZstdDecompressor().decompressobj()
+                    self._in_frame = False
+                try:
+                    out = self._dobj.decompress(chunk)
+                except self._zstd.ZstdError as e:
+                    raise _TruncatedStream(f"corrupt zstd data: {e}") from e
+                self._in_frame = True
+                self._pending = self._pending + out if self._pending else out
+                chunk = self._dobj.unused_data if self._dobj.eof else b""
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        self._fill()
+        n = min(len(buffer), len(self._pending) - self._pos)
+        buffer[:n] = self._pending[self._pos : self._pos + n]
+        self._pos += n
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
+
+
 def _open_binary(path: Path) -> io.BufferedIOBase:
+    """Open ``path`` for binary reading, decompressing ``.gz``/``.zst`` on the fly."""
     name = path.name
     raw = open(path, "rb")  # noqa: SIM115 - closed by the caller's context
     if name.endswith(".zst"):
-        import zstandard
-
-        return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=True)
+        return io.BufferedReader(_ZstdRawReader(raw), buffer_size=1 << 20)
     if name.endswith(".gz"):
         return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
     return raw
@@ -50,29 +112,38 @@ def _open_binary(path: Path) -> io.BufferedIOBase:
 def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` for a plain, ``.gz`` or ``.zst`` text file.
 
-    Invalid UTF-8 in one line raises :class:`InputError` for that line only after
-    the line has been read, so the caller may skip it and keep streaming.
+    A line that is not valid UTF-8 comes back as a placeholder carrying its
+    :class:`InputError` (see :func:`line_error`), so the caller may skip it and
+    keep streaming. A missing file, an unreadable one, and a truncated or
+    corrupt compressed stream raise :class:`InputError` (the partial last line
+    of a cut-off stream is never yielded).
     """
     p = Path(path)
     try:
         stream = _open_binary(p)
+    except FileNotFoundError as e:
+        raise InputError(p, None, "no such file", "missing_file") from e
     except OSError as e:
         raise InputError(p, None, f"cannot open: {e.strerror or e}", "unreadable_file") from e
     lineno = 0
     with contextlib.closing(stream):
-        buffered = io.BufferedReader(stream, buffer_size=1 << 20)  # type: ignore[arg-type]
         while True:
             try:
-                raw = buffered.readline()
-            except (EOFError, OSError) as e:  # gzip raises EOFError, zstd raises ZstdError(OSError)
-                raise InputError(p, lineno + 1, f"truncated or corrupt compressed stream ({e})", "truncated_file") from e
-            except Exception as e:  # zstandard.ZstdError is not always an OSError subclass
-                if type(e).__name__ == "ZstdError":
-                    raise InputError(p, lineno + 1, f"truncated or corrupt compressed stream ({e})", "truncated_file") from e
-                raise
+                raw = stream.readline()
+            except (EOFError, OSError, zlib.error) as e:
+                # gzip: EOFError when cut off, BadGzipFile/zlib.error when corrupt
+                if isinstance(e, OSError) and not isinstance(
+                    e, (_TruncatedStream, gzip.BadGzipFile)
+                ):
+                    raise InputError(p, lineno + 1, f"read error: {e}", "unreadable_file") from e
+                raise InputError(
+                    p, lineno + 1, f"truncated or corrupt compressed stream ({e})", "truncated_file"
+                ) from e
             if not raw:
                 return
             lineno += 1
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]  # a UTF-8 byte-order mark is not part of the data
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as e:

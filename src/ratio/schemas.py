@@ -73,6 +73,9 @@ CANDIDATES = pa.schema(
         ("section_category", pa.string()),
         ("origin", pa.string()),
         ("marker", pa.string()),
+        # where the sentence sits in its paper, so a reader can be shown its context
+        ("paragraph_idx", pa.int32()),
+        ("sentence_idx", pa.int32()),
     ]
 )
 

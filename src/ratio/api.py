@@ -1,0 +1,118 @@
+"""``ratio.search``: inspiration search from Python, over the same engine as the server.
+
+>>> import ratio
+>>> hits = ratio.search("Reward models are easy to over-optimize.", move="broaden",
+...                     config="configs/neurips.toml", k=5, exclude_paper="abc123")
+
+The engine (pool file, memory-mapped indexes, loaded models) is opened once per
+(config, pool options) and cached for the life of the process, so a notebook or
+an agent loop pays the startup cost only on its first call.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from ratio.config import RunConfig
+
+FILTERS = ("year_min", "year_max", "venue", "exclude_paper")
+
+_ENGINES: dict[tuple, Any] = {}
+_LOCK = threading.Lock()
+
+
+def _config_key(config: RunConfig | str | os.PathLike | None) -> tuple[Any, RunConfig | str | None]:
+    if config is None:
+        config = os.environ.get("RATIO_CONFIG") or None
+    if isinstance(config, RunConfig):
+        return ("object", id(config)), config
+    if config is None:
+        return ("defaults", os.getcwd()), None
+    return ("file", str(Path(config).resolve())), str(config)
+
+
+def engine(
+    config: RunConfig | str | os.PathLike | None = None,
+    *,
+    split: str | None = None,
+    source: str | None = None,
+    candidates: str | os.PathLike | None = None,
+):
+    """The cached :class:`~ratio.serve.engine.SearchEngine` for a config and pool options.
+
+    ``config`` is a TOML path, a loaded ``RunConfig``, or None for ``$RATIO_CONFIG``
+    (else the defaults, which read ``runs/neurips`` under the working directory).
+    """
+    from ratio.serve.engine import SearchEngine
+
+    ckey, cfg = _config_key(config)
+    key = (ckey, split, source, str(candidates) if candidates else None)
+    eng = _ENGINES.get(key)
+    if eng is None:
+        with _LOCK:
+            eng = _ENGINES.get(key)
+            if eng is None:
+                eng = SearchEngine.open(cfg, split=split, source=source, candidates=candidates)
+                _ENGINES[key] = eng
+    return eng
+
+
+def _check_filters(filters: dict[str, Any]) -> None:
+    unknown = sorted(set(filters) - set(FILTERS))
+    if unknown:
+        raise TypeError(f"unknown filter(s) {', '.join(unknown)}; filters are {', '.join(FILTERS)}")
+
+
+def search(
+    query: str,
+    move: str = "address",
+    k: int = 10,
+    config: RunConfig | str | os.PathLike | None = None,
+    retriever: str | None = None,
+    *,
+    split: str | None = None,
+    source: str | None = None,
+    candidates: str | os.PathLike | None = None,
+    **filters: Any,
+) -> list[dict[str, Any]]:
+    """Top-``k`` candidate sentences for ``query`` under an ideation ``move``.
+
+    ``move`` is ``address`` (approaches to a stated problem), ``broaden`` (more
+    general formulations) or ``specify`` (concrete instances). ``retriever``:
+    None/``auto`` (the move's trained model when present, else the configured
+    default), ``bm25``, ``dense``, ``hybrid``, ``trained`` or a system named in
+    the config. Filters: ``year_min``, ``year_max``, ``venue``, ``exclude_paper``.
+    Each result is a dict with ``candidate_id``, ``text``, ``paper_id``,
+    ``title``, ``year``, ``venue``, ``section``, ``context`` (``prev``/``next``),
+    ``score``, ``rank`` and ``retriever``.
+    """
+    _check_filters(filters)
+    eng = engine(config, split=split, source=source, candidates=candidates)
+    return eng.search(query, move, k, retriever, **filters)["results"]
+
+
+def moves(
+    query: str,
+    k: int = 10,
+    config: RunConfig | str | os.PathLike | None = None,
+    retriever: str | None = None,
+    *,
+    split: str | None = None,
+    source: str | None = None,
+    candidates: str | os.PathLike | None = None,
+    **filters: Any,
+) -> dict[str, list[dict[str, Any]]]:
+    """All three moves for one query: ``{"address": [...], "broaden": [...], "specify": [...]}``."""
+    _check_filters(filters)
+    eng = engine(config, split=split, source=source, candidates=candidates)
+    out = eng.moves(query, k, retriever, **filters)["moves"]
+    return {m: r["results"] for m, r in out.items()}
+
+
+def clear_cache() -> None:
+    """Forget cached engines (e.g. after rebuilding a benchmark in the same process)."""
+    with _LOCK:
+        _ENGINES.clear()

@@ -1,0 +1,170 @@
+"""BEIR export: one folder per split and relation, loadable by BEIR and MTEB.
+
+Layout (``<build.out>/export/beir/<split>/<relation>/``)::
+
+    corpus.jsonl        {"_id", "title", "text"}   the split's shared pool (same file for all relations)
+    queries.jsonl       {"_id", "text"}            the relation's queries
+    qrels/<split>.tsv   query-id <TAB> corpus-id <TAB> score   (with that header line)
+
+The pool is shared by every relation (paper §4.2: an Address retriever must not
+search an Address-only collection), so each relation folder holds the same
+``corpus.jsonl``, hard-linked when the filesystem allows.
+
+BEIR::
+
+    from beir.datasets.data_loader import GenericDataLoader
+    corpus, queries, qrels = GenericDataLoader("runs/neurips/export/beir/test/address").load(split="test")
+
+MTEB (custom retrieval task; BEIR folders load directly)::
+
+    from mteb.abstasks.AbsTaskRetrieval import AbsTaskRetrieval
+    from mteb.abstasks.TaskMetadata import TaskMetadata
+    from beir.datasets.data_loader import GenericDataLoader
+
+    class RatioAddress(AbsTaskRetrieval):
+        metadata = TaskMetadata(name="RatioAddress", type="Retrieval", eval_splits=["test"],
+                                main_score="mrr_at_10", eval_langs=["eng-Latn"], ...)
+
+        def load_data(self, **kwargs):
+            c, q, r = GenericDataLoader("runs/neurips/export/beir/test/address").load(split="test")
+            self.corpus, self.queries, self.relevant_docs = {"test": c}, {"test": q}, {"test": r}
+            self.data_loaded = True
+
+    mteb.MTEB(tasks=[RatioAddress()]).run(model)
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+from pathlib import Path
+
+import orjson
+import pyarrow.parquet as pq
+
+from ratio.build.split import SPLITS
+from ratio.io import RatioError, atomic_path
+from ratio.records import RELATIONS
+
+BATCH = 65_536
+
+
+def _write_jsonl(target: Path, rows) -> int:
+    n = 0
+    with atomic_path(target) as tmp, open(tmp, "wb") as f:
+        for row in rows:
+            f.write(orjson.dumps(row))
+            f.write(b"\n")
+            n += 1
+    return n
+
+
+def _iter_parquet(
+    path: Path, columns: list[str], filter_col: str | None = None, value: str | None = None
+):
+    pf = pq.ParquetFile(path)
+    for batch in pf.iter_batches(
+        batch_size=BATCH, columns=columns + ([filter_col] if filter_col else [])
+    ):
+        d = batch.to_pydict()
+        keep = d[filter_col] if filter_col else None
+        for i in range(batch.num_rows):
+            if keep is not None and keep[i] != value:
+                continue
+            yield {c: d[c][i] for c in columns}
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if dst.exists():
+        dst.unlink()
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+
+
+def export_beir(
+    benchmark_dir: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    splits: tuple[str, ...] = SPLITS,
+    relations: tuple[str, ...] = RELATIONS,
+) -> dict[str, dict[str, dict[str, int]]]:
+    """Write BEIR folders for each split and relation; returns ``{split: {relation: counts}}``."""
+    bench, out = Path(benchmark_dir), Path(out_dir)
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    for split in splits:
+        sdir = bench / split
+        for f in ("queries", "candidates", "qrels"):
+            if not (sdir / f"{f}.parquet").exists():
+                raise RatioError(f"{sdir / f'{f}.parquet'}: missing; run `ratio build` first")
+        shared = out / split / "corpus.jsonl"
+        n_corpus = _write_jsonl(
+            shared,
+            (
+                {"_id": r["candidate_id"], "title": "", "text": r["text"]}
+                for r in _iter_parquet(sdir / "candidates.parquet", ["candidate_id", "text"])
+            ),
+        )
+        qrels = pq.read_table(
+            sdir / "qrels.parquet", columns=["query_id", "candidate_id", "relevance"]
+        )
+        q_rel = pq.read_table(sdir / "queries.parquet", columns=["query_id", "relation"])
+        rel_of = dict(
+            zip(q_rel["query_id"].to_pylist(), q_rel["relation"].to_pylist(), strict=True)
+        )
+        counts[split] = {}
+        for relation in relations:
+            rdir = out / split / relation
+            _link_or_copy(shared, rdir / "corpus.jsonl")
+            n_q = _write_jsonl(
+                rdir / "queries.jsonl",
+                (
+                    {"_id": r["query_id"], "text": r["text"]}
+                    for r in _iter_parquet(
+                        sdir / "queries.parquet", ["query_id", "text"], "relation", relation
+                    )
+                ),
+            )
+            n_qrels = 0
+            target = rdir / "qrels" / f"{split}.tsv"
+            with atomic_path(target) as tmp, open(tmp, "w", encoding="utf-8", newline="") as f:
+                w = csv.writer(f, delimiter="\t", lineterminator="\n")
+                w.writerow(["query-id", "corpus-id", "score"])
+                for qid, cid, score in zip(
+                    qrels["query_id"].to_pylist(),
+                    qrels["candidate_id"].to_pylist(),
+                    qrels["relevance"].to_pylist(),
+                    strict=True,
+                ):
+                    if rel_of.get(qid) == relation:
+                        w.writerow([qid, cid, int(score)])
+                        n_qrels += 1
+            counts[split][relation] = {"corpus": n_corpus, "queries": n_q, "qrels": n_qrels}
+        shared.unlink()
+    return counts
+
+
+def load_beir(folder: str | os.PathLike, split: str) -> tuple[dict, dict, dict]:
+    """Read a BEIR folder exactly as ``GenericDataLoader.load(split)`` does (no beir needed)."""
+    folder = Path(folder)
+    corpus: dict[str, dict[str, str]] = {}
+    with open(folder / "corpus.jsonl", encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            corpus[d.get("_id")] = {"text": d.get("text"), "title": d.get("title")}
+    queries: dict[str, str] = {}
+    with open(folder / "queries.jsonl", encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            queries[d.get("_id")] = d.get("text")
+    qrels: dict[str, dict[str, int]] = {}
+    with open(folder / "qrels" / f"{split}.tsv", encoding="utf-8") as f:
+        reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_MINIMAL)
+        next(reader)
+        for row in reader:
+            qrels.setdefault(row[0], {})[row[1]] = int(row[2])
+    queries = {qid: queries[qid] for qid in qrels}
+    return corpus, queries, qrels

@@ -1,0 +1,187 @@
+"""Mining: consecutive sentence pairs whose second sentence opens with a lexicon marker.
+
+Paper §4: for consecutive sentences ``(s_i, s_i+1)`` inside one paragraph, when
+``s_i+1 = marker ⊕ g`` the tuple ``(s_i, marker, g)`` is a pair of the marker's
+relation; a distractor marker's remainder becomes a candidate with no query.
+``mine_shard`` is a pure function of one sentence table and a matcher, so any
+executor can run it per shard. Pairing is vectorized (numpy over sorted
+columns); only the sentences that could open with a marker (a comma near the
+start) reach the Python matcher.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ratio import schemas
+from ratio.build._text import (
+    capitalize_first,
+    clean_gold_prefix,
+    match_form,
+    strip_intro_clause,
+    too_short,
+)
+from ratio.records import RELATIONS
+
+_SORT_KEYS = [
+    ("paper_id", "ascending"),
+    ("paragraph_idx", "ascending"),
+    ("sentence_idx", "ascending"),
+]
+_RELATIONS = frozenset(RELATIONS)
+
+
+def _ranks(col: pa.Array) -> np.ndarray:
+    """Integer codes of a string column ordered like the strings (null is -1)."""
+    enc = pc.dictionary_encode(col)
+    rank = np.empty(len(enc.dictionary), dtype=np.int64)
+    rank[pc.array_sort_indices(enc.dictionary).to_numpy()] = np.arange(len(enc.dictionary))
+    idx = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.where(idx >= 0, rank[np.maximum(idx, 0)], -1)
+
+
+def consecutive_pairs(sentences: pa.Table) -> tuple[pa.Table, np.ndarray, np.ndarray]:
+    """Return ``(table, first, second)``: row indices of consecutive sentence pairs.
+
+    ``second[k]`` is the next sentence after ``first[k]`` in the same paragraph: same
+    paper, section and paragraph, and ``sentence_idx`` exactly one more. A gap in
+    ``sentence_idx`` (a sentence dropped by cleaning) breaks the pair, since the two
+    were not adjacent in the text. Pairs come in (paper_id, paragraph, sentence) order;
+    indices refer to the returned table (the input with its chunks combined), so only
+    the rows that matter are ever copied.
+    """
+    t = sentences.combine_chunks()
+    n = t.num_rows
+    if n < 2:
+        return t, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    paper = _ranks(
+        t["paper_id"].chunk(0) if t["paper_id"].num_chunks else pa.array([], pa.string())
+    )
+    section = _ranks(t["section"].chunk(0))
+    para = t["paragraph_idx"].to_numpy().astype(np.int64)
+    sidx = t["sentence_idx"].to_numpy().astype(np.int64)
+    order = np.lexsort((sidx, para, paper))
+    paper, section, para, sidx = paper[order], section[order], para[order], sidx[order]
+    mask = (
+        (paper[:-1] == paper[1:])
+        & (section[:-1] == section[1:])
+        & (para[:-1] == para[1:])
+        & (sidx[1:] == sidx[:-1] + 1)
+    )
+    k = np.flatnonzero(mask)
+    return t, order[k], order[k + 1]
+
+
+def empty_pairs() -> pa.Table:
+    return schemas.PAIRS.empty_table()
+
+
+def mine_shard(
+    sentences: pa.Table,
+    matcher,
+    min_chars: int = 35,
+    stats: dict | None = None,
+) -> pa.Table:
+    """Mined pairs (schemas.PAIRS) of one sentence table.
+
+    Relation markers yield ``(query, marker, gold)`` rows; distractor markers yield
+    candidate rows with a null query. The query is the first sentence with its
+    introductory clause stripped, the gold the remainder after the marker with list
+    prefixes cleaned and its first letter capitalized. Rows whose query or gold is
+    shorter than ``min_chars`` are dropped. ``stats``, when given, is filled with
+    counts: ``consecutive_pairs``, ``fired`` (per marker, before the length filter),
+    ``kept`` (per marker), ``dropped_short``.
+    """
+    t, first, second = consecutive_pairs(sentences)
+    counts: Counter = Counter()
+    fired: Counter = Counter()
+    kept: Counter = Counter()
+    if len(first) == 0:
+        _fill(stats, t.num_rows, 0, fired, kept, counts)
+        return empty_pairs()
+
+    texts2 = t["text"].take(pa.array(second)).combine_chunks()
+    # A marker ends at a comma near the start; the rest cannot match, so skip them cheaply.
+    limit = getattr(matcher, "_max_chars", 10_000) + 32
+    comma = pc.find_substring(pc.fill_null(texts2, ""), ",").to_numpy(zero_copy_only=False)
+    cand = np.flatnonzero((comma >= 0) & (comma <= limit))
+    cand_texts = texts2.take(pa.array(cand)).to_pylist()
+    texts1 = t["text"].take(pa.array(first[cand])).to_pylist()
+
+    match = matcher.match
+    rows_src: list[int] = []  # index into `second` of each kept row
+    col_rel: list[str] = []
+    col_marker: list[str] = []
+    col_query: list[str | None] = []
+    col_gold: list[str] = []
+    col_qm: list[str | None] = []
+    col_gm: list[str] = []
+    for k, text in enumerate(cand_texts):
+        m = match(text)
+        if m is None:
+            continue
+        fired[m.marker] += 1
+        gold = capitalize_first(clean_gold_prefix(text[m.start_of_rest :]))
+        if too_short(gold, min_chars):
+            counts["dropped_short_gold"] += 1
+            continue
+        if m.relation in _RELATIONS:
+            raw_q = texts1[k] or ""
+            q = strip_intro_clause(raw_q)
+            q = capitalize_first(q) if q != raw_q else q.strip()
+            if too_short(q, min_chars):
+                counts["dropped_short_query"] += 1
+                continue
+            col_query.append(q)
+            col_qm.append(match_form(q))
+        else:
+            col_query.append(None)
+            col_qm.append(None)
+        kept[m.marker] += 1
+        rows_src.append(int(cand[k]))
+        col_rel.append(m.relation)
+        col_marker.append(m.marker)
+        col_gold.append(gold)
+        col_gm.append(match_form(gold))
+
+    _fill(stats, t.num_rows, len(first), fired, kept, counts)
+    if not rows_src:
+        return empty_pairs()
+    take = pa.array(second[np.asarray(rows_src, dtype=np.int64)])
+    meta = t.select(
+        ["paper_id", "year", "date", "section_category", "paragraph_idx", "sentence_idx"]
+    ).take(take)
+    return pa.table(
+        {
+            "relation": pa.array(col_rel, pa.string()),
+            "marker": pa.array(col_marker, pa.string()),
+            "query": pa.array(col_query, pa.string()),
+            "gold": pa.array(col_gold, pa.string()),
+            "query_match": pa.array(col_qm, pa.string()),
+            "gold_match": pa.array(col_gm, pa.string()),
+            **{name: meta[name] for name in meta.column_names},
+        }
+    ).cast(schemas.PAIRS)
+
+
+def _fill(stats, n_sentences, n_pairs, fired, kept, counts) -> None:
+    if stats is None:
+        return
+    stats["sentences"] = int(n_sentences)
+    stats["consecutive_pairs"] = int(n_pairs)
+    stats["fired"] = dict(sorted(fired.items()))
+    stats["kept"] = dict(sorted(kept.items()))
+    stats["dropped_short_query"] = int(counts["dropped_short_query"])
+    stats["dropped_short_gold"] = int(counts["dropped_short_gold"])
+
+
+def marker_counts(pairs: pa.Table) -> dict[str, int]:
+    """Rows per marker (Table 2's "Data" column counts markers with at least one)."""
+    if pairs.num_rows == 0:
+        return {}
+    g = pairs.group_by("marker").aggregate([("marker", "count")])
+    return dict(sorted(zip(g["marker"].to_pylist(), g["marker_count"].to_pylist(), strict=True)))

@@ -1,0 +1,232 @@
+"""Markdown analogs of the paper's build tables, from the written benchmark.
+
+* Table 1: queries per relation per split, and each split's shared candidate pool.
+* Table 2: per relation and lexicon source, markers in the lexicon ("Cand.") vs
+  markers that produced at least one benchmark row ("Data").
+* Table 6: the full split, with golds per relation and per distractor category.
+* ``build.md``: what each stage dropped (short, duplicate, leaked) and the final
+  leakage count, which must be zero.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ratio.build.split import SPLITS
+from ratio.io import write_text_atomic
+from ratio.records import DISTRACTORS
+
+SOURCE_LABELS = {
+    "manual": "Manual",
+    "extendable": "Extendable connective",
+    "llm": "LLM-generated",
+    "pattern": "Pattern expansion",
+    "embedding": "Embedding discovery",
+}
+_ORDER = ("specify", "address", "broaden")  # the paper's row order
+
+
+def _n(x: int | None) -> str:
+    return "–" if x is None else f"{x:,}"
+
+
+def _row(cells) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _table(header: list[str], rows: list[list]) -> str:
+    out = [_row(header), _row(["---"] * len(header))]
+    out += [_row(r) for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def table1(counts: dict[str, dict]) -> str:
+    """Queries per relation and split; the candidate pool is one number per split."""
+    header = ["Relation"] + [f"{s} {k}" for s in SPLITS for k in ("queries", "candidates")]
+    rows = []
+    for i, rel in enumerate(_ORDER):
+        row = [rel.capitalize()]
+        for s in SPLITS:
+            c = counts.get(s, {})
+            row.append(_n(c.get("queries", {}).get(rel, 0)))
+            row.append(_n(c.get("candidates_total", 0)) if i == 0 else "(shared)")
+        rows.append(row)
+    return (
+        "# Table 1: temporal split with a shared candidate pool\n\n"
+        + _table(header, rows)
+        + "\nEach query has one gold; each split's pool is shared by all relations.\n"
+    )
+
+
+def marker_fires(benchmark_dir: str | os.PathLike) -> Counter:
+    """Benchmark rows per marker over all splits (queries, plus distractor candidates)."""
+    fires: Counter = Counter()
+    root = Path(benchmark_dir)
+    for s in SPLITS:
+        q = root / s / "queries.parquet"
+        c = root / s / "candidates.parquet"
+        if q.exists():
+            fires.update(pq.read_table(q, columns=["marker"])["marker"].to_pylist())
+        if c.exists():
+            t = pq.read_table(c, columns=["marker", "origin"])
+            t = t.filter(
+                pc.is_in(t["origin"], value_set=__import__("pyarrow").array(list(DISTRACTORS)))
+            )
+            fires.update(t["marker"].to_pylist())
+    return fires
+
+
+def table2(lexicon, fires: dict[str, int]) -> str:
+    """Lexicon markers ("Cand.") vs markers found in the benchmark ("Data"), by source."""
+    cand: Counter = Counter()
+    data: Counter = Counter()
+    sources: list[str] = []
+    for e in lexicon.entries:
+        if e.source not in sources:
+            sources.append(e.source)
+        cand[(e.relation, e.source)] += 1
+        data[(e.relation, e.source)] += fires.get(e.marker, 0) > 0
+    sources.sort(key=lambda s: list(SOURCE_LABELS).index(s) if s in SOURCE_LABELS else 99)
+    rels = ("address", "broaden", "specify")
+    header = (
+        ["Type"]
+        + [f"{r.capitalize()} {k}" for r in rels for k in ("Cand.", "Data")]
+        + ["Total Cand.", "Total Data"]
+    )
+    rows = []
+    for src in sources:
+        row = [SOURCE_LABELS.get(src, src)]
+        for r in rels:
+            row += [_n(cand[(r, src)]), _n(data[(r, src)])]
+        row += [_n(sum(cand[(r, src)] for r in rels)), _n(sum(data[(r, src)] for r in rels))]
+        rows.append(row)
+    total = ["Total"]
+    for r in rels:
+        total += [_n(sum(cand[(r, s)] for s in sources)), _n(sum(data[(r, s)] for s in sources))]
+    total += [
+        _n(sum(cand[(r, s)] for r in rels for s in sources)),
+        _n(sum(data[(r, s)] for r in rels for s in sources)),
+    ]
+    rows.append(total)
+    drows = []
+    for d in DISTRACTORS:
+        c = sum(v for (r, _), v in cand.items() if r == d)
+        f = sum(v for (r, _), v in data.items() if r == d)
+        drows.append([d.replace("_", " ").capitalize(), _n(c), _n(f)])
+    return (
+        f"# Table 2: discourse markers, lexicon vs found in data\n\nLexicon version `{lexicon.version}`.\n\n"
+        + _table(header, rows)
+        + "\n## Distractor markers\n\n"
+        + _table(["Category", "Cand.", "Data"], drows)
+    )
+
+
+def table6(counts: dict[str, dict]) -> str:
+    """Full split: queries and golds per relation, golds per distractor category, pool sizes."""
+    header = ["Partition"] + [
+        f"{s} {k}" for s in SPLITS for k in ("queries", "golds", "candidates")
+    ]
+    rows = [
+        ["Target relations"]
+        + sum(([" ", " ", _n(counts.get(s, {}).get("candidates_total", 0))] for s in SPLITS), [])
+    ]
+    for rel in _ORDER:
+        row = [rel.capitalize()]
+        for s in SPLITS:
+            c = counts.get(s, {})
+            row += [
+                _n(c.get("queries", {}).get(rel, 0)),
+                _n(c.get("candidates_by_origin", {}).get(rel, 0)),
+                "",
+            ]
+        rows.append(row)
+    rows.append(["**Distractors**"] + [""] * (3 * len(SPLITS)))
+    for d in DISTRACTORS:
+        row = [d.replace("_", " ").capitalize()]
+        for s in SPLITS:
+            row += ["–", _n(counts.get(s, {}).get("candidates_by_origin", {}).get(d, 0)), ""]
+        rows.append(row)
+    allrow = ["All"]
+    for s in SPLITS:
+        c = counts.get(s, {})
+        allrow += [
+            _n(c.get("queries_total", 0)),
+            _n(sum(c.get("candidates_by_origin", {}).values())),
+            _n(c.get("candidates_total", 0)),
+        ]
+    rows.append(allrow)
+    return (
+        "# Table 6: full temporal split\n\n"
+        + _table(header, rows)
+        + "\nDistractors add golds to the pool but are never queries. Golds count distinct candidates,"
+        " so a gold shared by two queries counts once.\n"
+    )
+
+
+def build_report(info: dict) -> str:
+    """Drops per stage and the leakage verdict."""
+    mine, dedup, split = info.get("mine", {}), info.get("dedup", {}), info.get("split", {})
+    lines = ["# Build report", ""]
+    lines += [
+        f"- code version: `{info.get('code_version', '')}`",
+        f"- lexicon version: `{info.get('lexicon_version', '')}`",
+        "",
+    ]
+    lines += ["## Mining", ""]
+    for k in (
+        "shards",
+        "sentences",
+        "consecutive_pairs",
+        "fired",
+        "dropped_short_query",
+        "dropped_short_gold",
+        "rows",
+    ):
+        if k in mine:
+            lines.append(f"- {k.replace('_', ' ')}: {_n(mine[k])}")
+    lines += ["", "## De-duplication (whole corpus, before the split)", ""]
+    for k, v in dedup.items():
+        lines.append(f"- {k.replace('_', ' ')}: {_n(v)}")
+    lines += ["", "## Temporal split", ""]
+    for k, v in split.get("boundaries", {}).items():
+        lines.append(f"- {k} ends {v}")
+    for k, v in split.get("excluded", {}).items():
+        lines.append(f"- rows left out ({k.replace('_', ' ')}): {_n(v)}")
+    lines += ["", "## Leakage check", ""]
+    for s, d in split.get("leakage_dropped", {}).items():
+        lines.append(
+            f"- {s}: dropped {_n(d.get('pairs', 0))} pairs and {_n(d.get('distractors', 0))} distractor "
+            "candidates whose text occurs in an earlier split"
+        )
+    lines.append(
+        f"- final leakage (texts shared with an earlier split): **{split.get('final_leakage', 0)}**"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def write_reports(
+    reports_dir: str | os.PathLike,
+    benchmark_dir: str | os.PathLike,
+    counts: dict,
+    lexicon,
+    info: dict,
+) -> list[Path]:
+    """Write ``table1.md``, ``table2.md``, ``table6.md`` and ``build.md``."""
+    d = Path(reports_dir)
+    fires = marker_fires(benchmark_dir)
+    docs = {
+        "table1.md": table1(counts),
+        "table2.md": table2(lexicon, fires),
+        "table6.md": table6(counts),
+        "build.md": build_report(info),
+    }
+    paths = []
+    for name, text in docs.items():
+        write_text_atomic(d / name, text)
+        paths.append(d / name)
+    return paths

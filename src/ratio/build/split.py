@@ -1,0 +1,299 @@
+"""Temporal split, shared candidate pools, qrels and the leakage check (paper §4.2, App. B.2).
+
+Boundaries come from ``[split]``: a row goes to ``train`` when its date is on or
+before ``train_end``, to ``validation`` when after that and on or before
+``validation_end``, to ``test`` when after that and on or before ``test_end``; later
+or undated rows are left out (and counted). A boundary is a year (``2024`` means
+``2024-12-31``), a month (``2024-09`` means its last day) or an ISO date.
+
+A paper's date is its ISO ``date`` when known. A paper known only by year (the
+NeurIPS corpus) is placed on the *last* day of that year, and a year-month on the
+month's last day: the latest date it can have. So a paper is never put in an earlier
+split than its true date allows, which errs against train→test contamination; with
+year-only data, pick year boundaries (``train_end = "2023"``).
+
+Each split gets queries (one per relation pair), one candidate pool shared by all
+relations (every gold plus every distractor, one row per distinct match form) and
+qrels. IDs are content hashes (docs/architecture.md), computed by DuckDB's ``sha1``,
+identical to :func:`candidate_id`/:func:`query_id`.
+
+Leakage: no validation or test text (query or candidate, by match form) may occur
+in an earlier split. Offending rows are dropped from the later split, counted, and
+the check is re-run on the output, which must then report zero.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ratio import schemas
+from ratio.build.dedup import _source_sql, connect, effective_date_sql, kv
+from ratio.config import ConfigError, SplitConfig
+from ratio.io import atomic_path
+from ratio.records import RELATIONS
+
+SPLITS: tuple[str, ...] = ("train", "validation", "test")
+_CAND_COLS = ", ".join(schemas.CANDIDATES.names)
+_REL_LIST = ", ".join(f"'{r}'" for r in RELATIONS)
+
+
+def candidate_id(match: str) -> str:
+    return "c" + hashlib.sha1(match.encode("utf-8")).hexdigest()[:16]
+
+
+def query_id(relation: str, query_match: str, gold_match: str) -> str:
+    return (
+        "q" + hashlib.sha1((relation + query_match + gold_match).encode("utf-8")).hexdigest()[:16]
+    )
+
+
+def parse_boundary(value: object, key: str) -> dt.date:
+    """A ``[split]`` boundary as the last day it covers; bad values raise ConfigError."""
+    s = str(value).strip()
+    try:
+        if re.fullmatch(r"\d{4}", s):
+            return dt.date(int(s), 12, 31)
+        if re.fullmatch(r"\d{4}-\d{2}", s):
+            y, m = int(s[:4]), int(s[5:])
+            return dt.date(y, m, calendar.monthrange(y, m)[1])
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", s):
+            return dt.date.fromisoformat(s)
+    except ValueError as e:
+        raise ConfigError(f"[split] {key} = {value!r} is not a valid date: {e}") from e
+    raise ConfigError(
+        f'[split] {key} = {value!r} is not a year ("2024"), month ("2024-09") or ISO date ("2024-12-31")'
+    )
+
+
+def boundaries(cfg: SplitConfig) -> dict[str, dt.date]:
+    """Validated, strictly increasing boundaries ``{split: last day}``."""
+    b = {
+        "train": parse_boundary(cfg.train_end, "train_end"),
+        "validation": parse_boundary(cfg.validation_end, "validation_end"),
+        "test": parse_boundary(cfg.test_end, "test_end"),
+    }
+    if not b["train"] < b["validation"]:
+        raise ConfigError(
+            f"[split] train_end ({cfg.train_end}) must be before validation_end ({cfg.validation_end}): "
+            "the ranges would overlap or validation would be empty"
+        )
+    if not b["validation"] < b["test"]:
+        raise ConfigError(
+            f"[split] validation_end ({cfg.validation_end}) must be before test_end ({cfg.test_end}): "
+            "the ranges would overlap or test would be empty"
+        )
+    return b
+
+
+def assign_split_sql(b: dict[str, dt.date], eff: str = "_eff") -> str:
+    return (
+        f"CASE WHEN {eff} <= DATE '{b['train']}' THEN 'train' "
+        f"WHEN {eff} <= DATE '{b['validation']}' THEN 'validation' "
+        f"WHEN {eff} <= DATE '{b['test']}' THEN 'test' ELSE NULL END"
+    )
+
+
+@dataclass
+class SplitResult:
+    out_dir: Path
+    boundaries: dict[str, str]
+    counts: dict[str, dict] = field(default_factory=dict)  # split -> counts
+    excluded: dict[str, int] = field(default_factory=dict)  # reason -> rows
+    leakage_dropped: dict[str, dict[str, int]] = field(default_factory=dict)
+    final_leakage: int = 0
+
+    def to_dict(self) -> dict:
+        return {
+            "boundaries": self.boundaries,
+            "counts": self.counts,
+            "excluded": self.excluded,
+            "leakage_dropped": self.leakage_dropped,
+            "final_leakage": self.final_leakage,
+        }
+
+
+def split_pairs(
+    source: list[str | os.PathLike] | str | os.PathLike | pa.Table,
+    out_dir: str | os.PathLike,
+    cfg: SplitConfig,
+    metadata: dict[str, str] | None = None,
+    threads: int | None = None,
+) -> SplitResult:
+    """Write ``<out_dir>/<split>/{queries,candidates,qrels}.parquet`` from deduplicated pairs."""
+    b = boundaries(cfg)
+    out = Path(out_dir)
+    spill = out / ".duckdb-tmp"
+    con = connect(threads, spill)
+    try:
+        return _split(con, source, out, b, cfg, metadata)
+    finally:
+        con.close()
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+def _split(
+    con, source, out: Path, b: dict, cfg: SplitConfig, metadata: dict[str, str] | None
+) -> SplitResult:
+    """The body of :func:`split_pairs` on an open connection."""
+    if isinstance(source, (str, os.PathLike)):
+        source = [source]
+    src = _source_sql(con, source)
+    con.execute(
+        f"""CREATE TEMP TABLE p AS
+        SELECT *, {assign_split_sql(b)} AS split FROM (
+            SELECT *, {effective_date_sql()} AS _eff,
+                relation IN ({_REL_LIST}) AS is_pair,
+                'c' || substr(sha1(gold_match), 1, 16) AS candidate_id,
+                CASE WHEN relation IN ({_REL_LIST})
+                    THEN 'q' || substr(sha1(relation || query_match || gold_match), 1, 16) END AS query_id
+            FROM {src})"""
+    )
+    result = SplitResult(out_dir=out, boundaries={k: v.isoformat() for k, v in b.items()})
+    result.excluded = {
+        "no_date": con.execute("SELECT count(*) FROM p WHERE _eff IS NULL").fetchone()[0],
+        "after_test_end": con.execute(
+            "SELECT count(*) FROM p WHERE _eff IS NOT NULL AND split IS NULL"
+        ).fetchone()[0],
+    }
+    # Texts of earlier splits, growing as each split is finalized.
+    con.execute("CREATE TEMP TABLE seen (m VARCHAR)")
+    for name in SPLITS:
+        before = con.execute(
+            "SELECT count(*) FILTER (WHERE is_pair), count(*) FILTER (WHERE NOT is_pair) FROM p WHERE split = ?",
+            [name],
+        ).fetchone()
+        if name != "train":
+            con.execute(
+                """DELETE FROM p WHERE split = ? AND (
+                    gold_match IN (SELECT m FROM seen) OR (is_pair AND query_match IN (SELECT m FROM seen)))""",
+                [name],
+            )
+        after = con.execute(
+            "SELECT count(*) FILTER (WHERE is_pair), count(*) FILTER (WHERE NOT is_pair) FROM p WHERE split = ?",
+            [name],
+        ).fetchone()
+        if name != "train":
+            result.leakage_dropped[name] = {
+                "pairs": before[0] - after[0],
+                "distractors": before[1] - after[1],
+            }
+        con.execute(
+            """INSERT INTO seen SELECT gold_match FROM p WHERE split = ?
+               UNION SELECT query_match FROM p WHERE split = ? AND is_pair""",
+            [name, name],
+        )
+    result.final_leakage = leakage_count(con)
+    if result.final_leakage:
+        raise AssertionError(
+            f"leakage check failed: {result.final_leakage} texts shared across splits"
+        )
+
+    for name in SPLITS:
+        d = out / name
+        d.mkdir(parents=True, exist_ok=True)
+        meta = dict(metadata or {})
+        meta["ratio.split"] = name
+        _copy(
+            con,
+            f"""SELECT query_id, query AS text, relation, marker, paper_id, year, section_category,
+                   candidate_id AS gold_id
+               FROM p WHERE split = '{name}' AND is_pair ORDER BY relation, query_id""",
+            d / "queries.parquet",
+            meta,
+        )
+        _copy(
+            con,
+            f"""SELECT {_CAND_COLS} FROM (
+                   SELECT candidate_id, gold AS text, paper_id, year, section_category,
+                       relation AS origin, marker, paragraph_idx, sentence_idx
+                   FROM p WHERE split = '{name}'
+                   QUALIFY row_number() OVER (PARTITION BY candidate_id
+                       ORDER BY NOT is_pair, _eff, paper_id, paragraph_idx, sentence_idx, marker) = 1
+               ) ORDER BY candidate_id""",
+            d / "candidates.parquet",
+            meta,
+        )
+        _copy(
+            con,
+            f"""SELECT query_id, candidate_id, CAST(1 AS TINYINT) AS relevance
+               FROM p WHERE split = '{name}' AND is_pair ORDER BY query_id""",
+            d / "qrels.parquet",
+            meta,
+        )
+        result.counts[name] = split_counts(d)
+    return result
+
+
+def _copy(con, sql: str, target: Path, metadata: dict[str, str]) -> None:
+    with atomic_path(target) as tmp:
+        con.execute(f"COPY ({sql}) TO '{tmp}' (FORMAT parquet, COMPRESSION zstd{kv(metadata)})")
+
+
+def leakage_count(con) -> int:
+    """Texts of validation/test (queries or candidates) that also occur in an earlier split."""
+    con.execute(
+        """CREATE OR REPLACE TEMP TABLE _texts AS
+           SELECT DISTINCT split, gold_match AS m FROM p WHERE split IS NOT NULL
+           UNION SELECT DISTINCT split, query_match FROM p WHERE split IS NOT NULL AND is_pair"""
+    )
+    order = "CASE split WHEN 'train' THEN 0 WHEN 'validation' THEN 1 ELSE 2 END"
+    return con.execute(
+        f"""SELECT count(*) FROM (SELECT *, {order} AS o FROM _texts) a
+            JOIN (SELECT *, {order} AS o FROM _texts) b ON a.m = b.m AND a.o > b.o"""
+    ).fetchone()[0]
+
+
+def split_counts(split_dir: Path) -> dict:
+    """Queries per relation, candidates per origin, totals: the numbers of Tables 1 and 6."""
+    q = pq.read_table(split_dir / "queries.parquet", columns=["relation"])
+    c = pq.read_table(split_dir / "candidates.parquet", columns=["origin"])
+    return {
+        "queries": _value_counts(q["relation"]),
+        "candidates_by_origin": _value_counts(c["origin"]),
+        "queries_total": q.num_rows,
+        "candidates_total": c.num_rows,
+    }
+
+
+def _value_counts(col: pa.ChunkedArray) -> dict[str, int]:
+    vc = col.combine_chunks().value_counts() if len(col) else []
+    return dict(
+        sorted((str(x["values"]), int(x["counts"])) for x in (vc.to_pylist() if len(col) else []))
+    )
+
+
+def check_leakage(benchmark_dir: str | os.PathLike) -> int:
+    """Independent re-check on written files: texts of a split also present in an earlier one."""
+    root = Path(benchmark_dir)
+    seen: set[str] = set()
+    leaks = 0
+    from ratio.build._text import match_form
+
+    for name in SPLITS:
+        texts: set[str] = set()
+        for f in ("queries", "candidates"):
+            p = root / name / f"{f}.parquet"
+            if p.exists():
+                texts.update(
+                    match_form(t) for t in pq.read_table(p, columns=["text"])["text"].to_pylist()
+                )
+        leaks += len(texts & seen)
+        seen |= texts
+    return leaks
+
+
+def write_split_report_json(result: SplitResult, path: Path) -> None:
+    from ratio.io import write_text_atomic
+
+    write_text_atomic(path, json.dumps(result.to_dict(), indent=1, sort_keys=True))

@@ -1,0 +1,63 @@
+"""``ratio build`` and ``ratio export beir``: thin wrappers over :mod:`ratio.build`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+export_app = typer.Typer(help="Export the built benchmark to other formats.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("build")(build_cmd)
+    app.add_typer(export_app, name="export")
+
+
+def build_cmd(
+    config: Path = typer.Option(..., "--config", "-c", help="Run config (TOML)."),
+) -> None:
+    """Ingest, mine, dedup, split, export and report; up-to-date stages are skipped."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ratio.build import build
+    from ratio.config import load_config
+
+    result = build(load_config(config))
+    console = Console(stderr=True)
+    t = Table(title=f"build {result.out_dir}  (lexicon {result.lexicon_version})")
+    t.add_column("stage")
+    t.add_column("status")
+    t.add_column("seconds", justify="right")
+    for name, st in result.stages.items():
+        t.add_row(name, "ran" if st.ran else "up to date", f"{st.seconds:.1f}")
+    console.print(t)
+    q = Table(title="queries / candidates per split")
+    q.add_column("split")
+    for rel in ("specify", "address", "broaden"):
+        q.add_column(rel, justify="right")
+    q.add_column("candidates", justify="right")
+    for split, c in result.counts.items():
+        rels = c.get("queries", {})
+        q.add_row(
+            split,
+            *(f"{rels.get(r, 0):,}" for r in ("specify", "address", "broaden")),
+            f"{c.get('candidates_total', 0):,}",
+        )
+    console.print(q)
+    typer.echo(str(result.out_dir))
+
+
+@export_app.command("beir")
+def export_beir_cmd(
+    config: Path = typer.Option(..., "--config", "-c", help="Run config (TOML)."),
+) -> None:
+    """Write <out>/export/beir/<split>/<relation>/ in BEIR layout (GenericDataLoader, MTEB)."""
+    from ratio.build import export
+    from ratio.config import load_config
+
+    cfg = load_config(config)
+    ran, _ = export(cfg)
+    out = cfg.resolve(cfg.build.out) / "export" / "beir"
+    typer.echo(f"{out} ({'written' if ran else 'up to date'})", err=False)

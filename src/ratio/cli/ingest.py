@@ -1,0 +1,68 @@
+"""`ratio ingest` and `ratio corpus stats`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from ratio.config import load_config
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ingest")(ingest_cmd)
+    app.command("formats")(formats_cmd)
+    corpus = typer.Typer(help="Inspect an ingested corpus.", no_args_is_help=True)
+    corpus.command("stats")(stats_cmd)
+    app.add_typer(corpus, name="corpus")
+
+
+def ingest_cmd(
+    corpus: list[str] = typer.Argument(None, help="Input files, folders or globs (default: the config's corpus.inputs)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Output directory (default: <build.out>/ingest)."),
+    fmt: str = typer.Option(None, "--format", "-f", help="Reader format name (see `ratio formats`)."),
+    config: Path = typer.Option(None, "--config", "-c", help="TOML run config."),
+    strict: bool = typer.Option(False, "--strict", help="Stop at the first bad record (non-zero exit)."),
+    workers: int = typer.Option(None, "--workers", "-j", help="Parallel shard workers."),
+    executor: str = typer.Option(None, "--executor", help="local | ray"),
+    address: str = typer.Option("", "--address", help="Ray cluster address (executor ray)."),
+) -> None:
+    """Read papers, clean and segment them, and write sentence shards as Parquet."""
+    from ratio.ingest import ingest, stats_markdown
+
+    cfg = load_config(config)
+    inputs = list(corpus) if corpus else [str(cfg.resolve(p)) for p in cfg.corpus.inputs]
+    if not inputs:
+        raise typer.BadParameter("give CORPUS paths or a --config with corpus.inputs")
+    if strict:
+        cfg.ingest.strict = True
+    if workers:
+        cfg.ingest.workers = workers
+    out_dir = out or cfg.resolve(cfg.build.out) / "ingest"
+    res = ingest(inputs, fmt or cfg.corpus.format, out_dir, cfg.ingest,
+                 executor=executor or cfg.build.executor, address=address or cfg.build.ray_address)
+    stats = json.loads((Path(out_dir) / "stats.json").read_text())
+    typer.echo(stats_markdown(stats))
+    typer.echo(f"{res.papers:,} papers, {res.sentences:,} sentences in {res.seconds:.1f}s "
+               f"({res.reused_shards} of {res.shards} shards reused) -> {out_dir}")
+
+
+def stats_cmd(
+    directory: Path = typer.Argument(..., help="An ingest output directory."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of Markdown."),
+) -> None:
+    """Report papers, sentences, per-year and per-section counts and drops by reason."""
+    from ratio.ingest import corpus_stats, stats_markdown
+
+    stats = corpus_stats(directory)
+    typer.echo(json.dumps(stats, indent=1) if as_json else stats_markdown(stats))
+
+
+def formats_cmd() -> None:
+    """List the corpus formats Ratio can read."""
+    from ratio.readers import available_formats, get_reader
+
+    for name in available_formats():
+        r = get_reader(name)
+        typer.echo(f"{name:12s} {'folder' if r.folder else ', '.join(r.suffixes):40s} {r.doc}")

@@ -1,0 +1,97 @@
+"""`ratio serve` (HTTP API + web page) and `ratio mcp` (MCP tool server over stdio)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from ratio.config import load_config
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve_cmd)
+    app.command("mcp")(mcp_cmd)
+
+
+_CONFIG = typer.Option(None, "--config", "-c", help="TOML run config.")
+_SPLIT = typer.Option(
+    None, "--split", help="Serve one benchmark split's pool (default: all splits)."
+)
+_SOURCE = typer.Option(
+    None, "--source", help="benchmark (candidate pools) | sentences (every ingested sentence)."
+)
+_CANDIDATES = typer.Option(None, "--candidates", help="Serve this candidates.parquet instead.")
+_RETRIEVER = typer.Option(
+    None, "--retriever", "-r", help="Default retriever (bm25, dense, hybrid or a config system)."
+)
+
+
+def serve_cmd(
+    config: Path = _CONFIG,
+    host: str = typer.Option(None, "--host", help="Bind address (default: serve.host)."),
+    port: int = typer.Option(None, "--port", "-p", help="Port (default: serve.port)."),
+    split: str = _SPLIT,
+    source: str = _SOURCE,
+    candidates: Path = _CANDIDATES,
+    retriever: str = _RETRIEVER,
+    warm: list[str] = typer.Option(
+        None,
+        "--warm",
+        help="Retrievers to load (or index) before serving; repeatable. "
+        "Default: each move's default.",
+    ),
+    index_only: bool = typer.Option(
+        False, "--index-only", help="Build the pool file and the --warm indexes, then exit."
+    ),
+) -> None:
+    """Serve inspiration search: JSON API, web page at /, OpenAPI at /openapi.json."""
+    from ratio.serve.app import serve
+    from ratio.serve.engine import AUTO, SearchEngine
+
+    cfg = load_config(config)
+    t0 = time.perf_counter()
+    engine = SearchEngine.open(
+        cfg,
+        source=source,
+        split=split,
+        candidates=candidates,
+        retriever=retriever,
+        warm=list(warm or [AUTO]),
+        progress=True,
+    )
+    info = engine.info()
+    typer.echo(
+        f"{info['pool']['candidates']:,} candidates from {info['pool']['directory']} ready in "
+        f"{time.perf_counter() - t0:.1f}s; moves use "
+        + ", ".join(f"{m}={r}" for m, r in info["per_move"].items()),
+        err=True,
+    )
+    if index_only:
+        return
+    h, p = host or cfg.serve.host, port or cfg.serve.port
+    typer.echo(f"serving on http://{h}:{p}/  (Ctrl+C to stop)", err=True)
+    serve(engine, host=h, port=p)
+
+
+def mcp_cmd(
+    config: Path = _CONFIG,
+    split: str = _SPLIT,
+    source: str = _SOURCE,
+    candidates: Path = _CANDIDATES,
+    retriever: str = _RETRIEVER,
+) -> None:
+    """Run the MCP tool server (stdio): tools address, broaden, specify and moves."""
+    from ratio.serve.engine import SearchEngine
+    from ratio.serve.mcp_server import run_stdio
+
+    run_stdio(
+        lambda: SearchEngine.open(
+            load_config(config),
+            source=source,
+            split=split,
+            candidates=candidates,
+            retriever=retriever,
+        )
+    )

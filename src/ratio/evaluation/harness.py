@@ -1,0 +1,475 @@
+"""The evaluation harness: every configured system x relation on one benchmark split.
+
+Reads ``<build.out>/benchmark/<split>/{queries,candidates,qrels}.parquet``,
+indexes the split's shared candidate pool once per system (cached on disk under
+``<build.out>/indexes/<system>/<pool>``, reused while the system config and the
+pool are unchanged), searches each relation's queries at depth ``max(ks)``,
+writes TREC runs, and reports R@k / MRR@k per relation in the layout of the
+paper's Tables 3 and 8 (``results.{md,csv,json}`` under ``evaluate.out``).
+
+Pools: the full shared pool (the paper's setting); a seeded sub-pool when a
+system sets ``max_pool`` (every gold of the evaluated queries plus random other
+candidates, so metrics stay defined; stated in the output); or an oracle pool
+per relation (Appendix F.2): ``relation`` keeps only candidates mined for that
+relation, ``golds`` keeps only that relation's golds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ratio.config import RunConfig, SystemConfig
+from ratio.io import RatioError, write_text_atomic
+from ratio.provenance import stamp
+from ratio.records import RELATIONS
+from ratio.retrieval.base import (
+    RetrievalError,
+    Retriever,
+    SearchResult,
+    build_retriever,
+    pool_fingerprint,
+    read_meta,
+)
+
+log = logging.getLogger(__name__)
+
+ORACLES = ("none", "relation", "golds")
+HARNESS_META = "harness.json"
+
+
+class EvaluationError(RatioError):
+    pass
+
+
+# ------------------------------------------------------------------ benchmark IO
+
+
+@dataclass
+class Benchmark:
+    """One split's queries, shared candidate pool and qrels, as columns."""
+
+    split: str
+    directory: Path
+    queries: pa.Table
+    candidates: pa.Table
+    qrels: pa.Table
+
+    @property
+    def candidate_ids(self) -> list[str]:
+        return self.candidates.column("candidate_id").to_pylist()
+
+    @property
+    def candidate_texts(self) -> list[str]:
+        return self.candidates.column("text").to_pylist()
+
+    def relation_queries(self, relation: str) -> tuple[list[str], list[str]]:
+        mask = np.asarray(self.queries.column("relation").to_pylist(), dtype=object) == relation
+        t = self.queries.filter(pa.array(mask))
+        return t.column("query_id").to_pylist(), t.column("text").to_pylist()
+
+    def qrels_dict(self, query_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        wanted = set(query_ids)
+        out: dict[str, dict[str, int]] = {}
+        for q, c, r in zip(
+            self.qrels.column("query_id").to_pylist(),
+            self.qrels.column("candidate_id").to_pylist(),
+            self.qrels.column("relevance").to_pylist(),
+            strict=True,
+        ):
+            if q in wanted:
+                out.setdefault(q, {})[c] = int(r)
+        return out
+
+
+_REQUIRED = {
+    "queries": ("query_id", "text", "relation"),
+    "candidates": ("candidate_id", "text", "origin"),
+    "qrels": ("query_id", "candidate_id", "relevance"),
+}
+
+
+def load_benchmark(build_out: Path, split: str) -> Benchmark:
+    d = build_out / "benchmark" / split
+    tables = {}
+    for name, cols in _REQUIRED.items():
+        p = d / f"{name}.parquet"
+        if not p.is_file():
+            raise EvaluationError(
+                f"missing {p}; run `ratio build` first (or check build.out and evaluate.split)"
+            )
+        try:
+            t = pq.read_table(p)
+        except (OSError, pa.ArrowInvalid) as e:
+            raise EvaluationError(f"{p}: unreadable Parquet: {e}") from e
+        missing = [c for c in cols if c not in t.column_names]
+        if missing:
+            raise EvaluationError(f"{p}: missing column(s) {', '.join(missing)}")
+        tables[name] = t
+    ids = tables["candidates"].column("candidate_id").to_pylist()
+    if len(set(ids)) != len(ids):
+        raise EvaluationError(f"{d / 'candidates.parquet'}: duplicate candidate_id values")
+    return Benchmark(split, d, tables["queries"], tables["candidates"], tables["qrels"])
+
+
+# ------------------------------------------------------------------ pools
+
+
+@dataclass
+class Pool:
+    """A candidate pool to index: its rows and a human-readable statement of what it is."""
+
+    key: str  # directory-safe id of the pool, part of the index cache path
+    description: str
+    ids: list[str]
+    texts: list[str]
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+
+def _take(bench: Benchmark, keep: np.ndarray) -> tuple[list[str], list[str]]:
+    ids = np.asarray(bench.candidate_ids, dtype=object)[keep].tolist()
+    texts = np.asarray(bench.candidate_texts, dtype=object)[keep].tolist()
+    return ids, texts
+
+
+def sub_pool(bench: Benchmark, base: np.ndarray, golds: set[str], max_pool: int, seed: int):
+    """Indices (sorted) of a seeded sub-pool of ``base``: all golds + random others."""
+    ids = np.asarray(bench.candidate_ids, dtype=object)
+    is_gold = np.fromiter((i in golds for i in ids[base]), dtype=bool, count=len(base))
+    gold_idx, other_idx = base[is_gold], base[~is_gold]
+    n_other = max(0, max_pool - len(gold_idx))
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(other_idx, size=min(n_other, len(other_idx)), replace=False)
+    return np.sort(np.concatenate([gold_idx, chosen]).astype(np.int64))
+
+
+def make_pool(
+    bench: Benchmark,
+    *,
+    relation: str | None,
+    oracle: str,
+    golds: set[str],
+    max_pool: int,
+    seed: int,
+) -> Pool:
+    """The pool one system searches: shared/oracle, optionally capped at ``max_pool``."""
+    ids = np.asarray(bench.candidate_ids, dtype=object)
+    if oracle == "none":
+        base = np.arange(len(ids))
+        key, desc = "shared", "shared pool"
+    elif oracle == "relation":
+        origin = np.asarray(bench.candidates.column("origin").to_pylist(), dtype=object)
+        is_gold = np.fromiter((i in golds for i in ids), dtype=bool, count=len(ids))
+        base = np.nonzero((origin == relation) | is_gold)[0]
+        key, desc = f"oracle-relation-{relation}", f"oracle pool: {relation} candidates only"
+    elif oracle == "golds":
+        base = np.nonzero(np.fromiter((i in golds for i in ids), dtype=bool, count=len(ids)))[0]
+        key, desc = f"oracle-golds-{relation}", f"oracle pool: {relation} golds only"
+    else:
+        raise EvaluationError(f"unknown oracle {oracle!r}; use one of {', '.join(ORACLES)}")
+    if max_pool and max_pool < len(base):
+        n_gold = sum(1 for i in ids[base] if i in golds)
+        base = sub_pool(bench, base, golds, max_pool, seed)
+        key += f"-max{max_pool}-seed{seed}"
+        desc += (
+            f", seeded sub-pool of {len(base):,} (seed {seed}): all {n_gold:,} golds of the "
+            f"evaluated queries + {len(base) - n_gold:,} random others"
+        )
+    else:
+        desc += f" ({len(base):,} candidates)"
+    pid, ptext = _take(bench, base)
+    return Pool(key, desc, pid, ptext)
+
+
+# ------------------------------------------------------------------ systems
+
+
+def system_label(s: SystemConfig) -> str:
+    """A default name when the config gives none, e.g. ``bm25-2gram``, ``dense-all-MiniLM-L6-v2-generic``."""
+    if s.kind == "bm25":
+        return "bm25" if s.ngram <= 1 else f"bm25-{s.ngram}gram"
+    if s.kind == "dense":
+        return f"dense-{Path(s.model).name}-{s.prefix}" + ("-hnsw" if s.index == "hnsw" else "")
+    return f"{s.kind}-{s.fusion}-" + "+".join(s.components)
+
+
+def setup_label(s: SystemConfig) -> str:
+    """The paper's "Setup" column: n-gram variant for BM25, prefix setup for dense models."""
+    if s.kind == "bm25":
+        return {1: "unigram", 2: "bigram", 3: "trigram"}.get(s.ngram, f"{s.ngram}-gram")
+    if s.kind == "dense":
+        return s.prefix + ("-hnsw" if s.index == "hnsw" else "")
+    return f"{s.fusion}({'+'.join(s.components)})"
+
+
+def _named_systems(config: RunConfig) -> dict[str, SystemConfig]:
+    systems = config.evaluate.systems or [SystemConfig(name="bm25", kind="bm25")]
+    out: dict[str, SystemConfig] = {}
+    for i, s in enumerate(systems):
+        s = dataclasses.replace(s, name=s.name or system_label(s))
+        if not re.fullmatch(r"[A-Za-z0-9._+\-]+", s.name):
+            raise EvaluationError(
+                f"evaluate.systems[{i}].name {s.name!r}: use letters, digits and . _ + - only"
+            )
+        if s.name in out:
+            raise EvaluationError(f"evaluate.systems[{i}]: duplicate system name {s.name!r}")
+        out[s.name] = s
+    return out
+
+
+def _system_digest(s: SystemConfig, systems: dict[str, SystemConfig]) -> str:
+    d = dataclasses.asdict(s)
+    d.pop("name", None)
+    d.pop("max_pool", None)  # the pool itself is fingerprinted separately
+    if s.kind == "hybrid":
+        d["components"] = [
+            _system_digest(systems[c], systems) for c in s.components if c in systems
+        ]
+    if s.kind == "dense" and s.model:
+        try:
+            from ratio.retrieval.models import model_key, resolve_model
+
+            d["model_key"] = model_key(resolve_model(s.model)[0])
+        except RatioError:
+            pass
+    return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class IndexStore:
+    """Builds or reloads each system's index for a pool; keeps them in memory for the run."""
+
+    def __init__(self, config: RunConfig, systems: dict[str, SystemConfig], split: str):
+        self.root = config.resolve(config.build.out) / "indexes"
+        self.embeddings = config.resolve(config.build.out) / "embeddings"
+        self.systems = systems
+        self.split = split
+        self._live: dict[tuple[str, str], Retriever] = {}
+
+    def get(self, name: str, pool: Pool, progress: bool = True) -> Retriever:
+        live = self._live.get((name, pool.key))
+        if live is not None:
+            return live
+        s = self.systems[name]
+        if s.kind == "hybrid":
+            from ratio.retrieval.hybrid import HybridRetriever
+
+            for c in s.components:
+                if c not in self.systems:
+                    raise EvaluationError(
+                        f"hybrid system {name!r}: component {c!r} is not a configured system"
+                    )
+            comps = [self.get(c, pool, progress) for c in s.components]
+            r: Retriever = HybridRetriever(comps, name=name, fusion=s.fusion)
+            r.index(pool.ids, pool.texts)  # components already hold the pool: no work
+        else:
+            r = self._load_or_build(s, pool, progress)
+        self._live[(name, pool.key)] = r
+        return r
+
+    def _load_or_build(self, s: SystemConfig, pool: Pool, progress: bool) -> Retriever:
+        d = self.root / s.name / f"{self.split}-{pool.key}"
+        want = {
+            "system_digest": _system_digest(s, self.systems),
+            "fingerprint": pool_fingerprint(pool.ids, pool.texts),
+        }
+        sidecar = d / HARNESS_META
+        if sidecar.is_file():
+            try:
+                have = json.loads(sidecar.read_text())
+                if have == want and read_meta(d)["fingerprint"] == want["fingerprint"]:
+                    r = Retriever.load(d, mmap=True)
+                    r.name = s.name
+                    if hasattr(r, "cache_dir"):
+                        r.cache_dir = self.embeddings
+                    log.info("reusing index %s", d)
+                    return r
+            except (ValueError, KeyError, RetrievalError) as e:
+                log.warning("rebuilding index %s: %s", d, e)
+        r = build_retriever(s, systems=self.systems, cache_dir=self.embeddings)
+        if progress:
+            log.info("indexing %s candidates for %s", f"{pool.size:,}", s.name)
+        r.index(pool.ids, pool.texts)
+        r.save(d)
+        write_text_atomic(sidecar, json.dumps(want, indent=2))
+        return r
+
+
+# ------------------------------------------------------------------ evaluation
+
+
+def metric_names(ks: Sequence[int]) -> list[str]:
+    """recall@k for every k, mrr@k for every k > 1 (MRR@1 equals R@1 with one gold)."""
+    ks = sorted(set(int(k) for k in ks))
+    if not ks or ks[0] < 1:
+        raise EvaluationError(f"evaluate.ks must be positive integers, got {ks}")
+    return [f"recall@{k}" for k in ks] + [f"mrr@{k}" for k in ks if k > 1]
+
+
+def result_to_run(
+    result: SearchResult, query_ids: Sequence[str], pool_ids: Sequence[str], name: str
+):
+    """A :class:`ratio.metrics.Run` from a search result over ``pool_ids``."""
+    from ratio.metrics import Run
+
+    pool = np.asarray(pool_ids, dtype=str)
+    order = np.argsort(pool)
+    sorted_pool = pool[order]
+    flat = result.ids.reshape(-1).astype(str)
+    pos = np.searchsorted(sorted_pool, flat)
+    pos = np.minimum(pos, len(sorted_pool) - 1)
+    found = (flat != "") & (sorted_pool[pos] == flat)
+    idx = np.where(found, order[pos], -1).reshape(result.ids.shape)
+    scores = np.where(idx >= 0, result.scores, 0.0)
+    return Run.from_arrays(list(query_ids), pool, idx, scores, name=name)
+
+
+@dataclass
+class EvaluationResults:
+    """One row per (system, relation) plus what was evaluated and where outputs went."""
+
+    rows: list[dict[str, Any]]
+    meta: dict[str, Any]
+    out_dir: Path | None = None
+    files: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"meta": self.meta, "rows": self.rows}
+
+    def table(self, system: str, relation: str) -> dict[str, float]:
+        for r in self.rows:
+            if r["system"] == system and r["relation"] == relation:
+                return r["metrics"]
+        raise KeyError((system, relation))
+
+
+def evaluate_systems(
+    config: RunConfig,
+    *,
+    oracle: str = "none",
+    systems: Sequence[str] | None = None,
+    write: bool = True,
+    progress: bool = True,
+) -> EvaluationResults:
+    """Evaluate every configured system on every configured relation (see module docstring)."""
+    from ratio.metrics import Qrels, evaluate
+    from ratio.metrics.trec import write_run
+
+    ev = config.evaluate
+    if oracle not in ORACLES:
+        raise EvaluationError(f"unknown oracle {oracle!r}; use one of {', '.join(ORACLES)}")
+    for r in ev.relations:
+        if r not in RELATIONS:
+            raise EvaluationError(
+                f"evaluate.relations: unknown relation {r!r}; known: {', '.join(RELATIONS)}"
+            )
+    build_out = config.resolve(config.build.out)
+    out_dir = config.resolve(ev.out) if ev.out else build_out / "eval" / ev.split
+    bench = load_benchmark(build_out, ev.split)
+    named = _named_systems(config)
+    chosen = list(named) if not systems else list(systems)
+    for name in chosen:
+        if name not in named:
+            raise EvaluationError(f"no system named {name!r}; configured: {', '.join(named)}")
+    metrics = metric_names(ev.ks)
+    depth = max(ev.ks)
+    store = IndexStore(config, named, ev.split)
+    pool_ids = set(bench.candidate_ids)
+
+    per_rel = {}
+    all_golds: set[str] = set()
+    for rel in ev.relations:
+        qids, texts = bench.relation_queries(rel)
+        qrels = bench.qrels_dict(qids)
+        golds = {c for d in qrels.values() for c, v in d.items() if v > 0}
+        missing = golds - pool_ids
+        if missing:
+            raise EvaluationError(
+                f"{bench.directory / 'qrels.parquet'}: {len(missing)} {rel} gold(s) absent from "
+                f"candidates.parquet, e.g. {sorted(missing)[0]!r}"
+            )
+        per_rel[rel] = (qids, texts, qrels, golds)
+        all_golds |= golds
+
+    rows: list[dict[str, Any]] = []
+    files: dict[str, str] = {}
+    for name in chosen:
+        s = named[name]
+        for rel in ev.relations:
+            qids, texts, qrels, golds = per_rel[rel]
+            # the shared pool's sub-pool keeps every evaluated gold of every relation,
+            # so one index serves all relations; oracle pools are per relation
+            pool = make_pool(
+                bench,
+                relation=rel,
+                oracle=oracle,
+                golds=all_golds if oracle == "none" else golds,
+                max_pool=s.max_pool,
+                seed=config.build.seed,
+            )
+            row = {
+                "system": name,
+                "kind": s.kind,
+                "model": s.model,
+                "setup": setup_label(s),
+                "relation": rel,
+                "n_queries": len(qrels),
+                "pool": pool.description,
+                "pool_size": pool.size,
+                "metrics": {m: None for m in metrics},
+            }
+            if qrels:
+                r = store.get(name, pool, progress)
+                res = r.search(texts, depth)
+                run = result_to_run(res, qids, pool.ids, name)
+                row["metrics"] = evaluate(Qrels.from_dict(qrels), run, metrics)
+                if write:
+                    tag = "" if oracle == "none" else f".{pool.key}"
+                    p = out_dir / "runs" / f"{name}.{rel}{tag}.trec"
+                    write_run(run, p, tag=name)
+                    files[f"run:{name}:{rel}"] = str(p)
+            rows.append(row)
+
+    meta = {
+        "split": ev.split,
+        "relations": list(ev.relations),
+        "systems": chosen,
+        "ks": list(ev.ks),
+        "metrics": metrics,
+        "oracle": oracle,
+        "seed": config.build.seed,
+        "n_candidates": len(pool_ids),
+        "benchmark": str(bench.directory),
+        "provenance": stamp("evaluate", config.digest("build", "evaluate")),
+    }
+    results = EvaluationResults(rows, meta, out_dir if write else None, files)
+    if write:
+        write_results(results, out_dir)
+    return results
+
+
+def write_results(results: EvaluationResults, out_dir: Path) -> None:
+    """``results.json`` (everything), ``results.md`` and ``results.csv`` (the table layout)."""
+    from ratio.evaluation import tables
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out_dir / "results.json", json.dumps(results.to_dict(), indent=2) + "\n")
+    md, csv = tables.render(results.rows, results.meta)
+    write_text_atomic(out_dir / "results.md", md)
+    write_text_atomic(out_dir / "results.csv", csv)
+    results.files.update(
+        {k: str(out_dir / f"results.{k}") for k in ("json", "md", "csv")},
+    )

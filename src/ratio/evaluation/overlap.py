@@ -1,0 +1,218 @@
+"""Lexical overlap between queries and what a retriever returns (paper Appendix F.1, Figure 4).
+
+If tuning only taught a model to find lexically similar sentences, its top-k
+would overlap *more* with the query than the gold does. The paper measures the
+opposite: word-level Jaccard between the query and each top-k candidate, next
+to the query-gold Jaccard, plus the Spearman correlation between rank and
+overlap (negative: lower ranks overlap less).
+
+Tokens match the BM25 representation (``ratio.retrieval.bm25``): lowercased
+``\\b\\w\\w+\\b`` words, bm25s's English stopwords removed, PyStemmer English
+Snowball stems; Jaccard is over the *sets* of stems (0 when both are empty).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ratio.io import RatioError, atomic_path
+from ratio.metrics.run import Qrels, Run
+
+TOKEN_PATTERN = re.compile(r"(?u)\b\w\w+\b")
+DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
+
+
+class StemmedTokenSets:
+    """Text -> frozenset of stemmed non-stopword tokens, with a stem cache."""
+
+    def __init__(self, language: str = "english"):
+        import Stemmer
+        from bm25s.stopwords import STOPWORDS_EN
+
+        self._stop = frozenset(STOPWORDS_EN)
+        self._stemmer = Stemmer.Stemmer(language)
+        self._stems: dict[str, str] = {}
+
+    def __call__(self, texts: Iterable[str]) -> list[frozenset[str]]:
+        words = [
+            [w for w in TOKEN_PATTERN.findall(t.lower()) if w not in self._stop] for t in texts
+        ]
+        new = list({w for ws in words for w in ws if w not in self._stems})
+        if new:
+            self._stems.update(zip(new, self._stemmer.stemWords(new), strict=True))
+        st = self._stems
+        return [frozenset(st[w] for w in ws) for ws in words]
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """``|a ∩ b| / |a ∪ b|``; 0 when both are empty."""
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+@dataclass(frozen=True)
+class OverlapResult:
+    """Overlap of one system on one query set.
+
+    ``per_rank[i, j]``: Jaccard of query ``i`` with its rank-``j+1`` candidate (NaN
+    past the end of a short list). ``topk[k]``: mean over queries of the mean over
+    the top ``k``. ``gold``: mean over queries of the mean query-gold Jaccard.
+    """
+
+    query_ids: list[str]
+    per_rank: np.ndarray
+    gold_per_query: np.ndarray
+    ks: tuple[int, ...]
+    spearman_rho: float
+    spearman_p: float
+    topk: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def gold(self) -> float:
+        return float(np.nanmean(self.gold_per_query)) if self.gold_per_query.size else float("nan")
+
+    @property
+    def by_rank(self) -> np.ndarray:
+        """Mean Jaccard at each rank 1..max(ks)."""
+        with np.errstate(all="ignore"):
+            return np.nanmean(self.per_rank, axis=0) if self.per_rank.size else np.zeros(0)
+
+    def delta(self, k: int) -> float:
+        """Top-k overlap minus gold overlap (negative: retrieved less lexically similar)."""
+        return self.topk[k] - self.gold
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n_queries": len(self.query_ids),
+            "topk": {str(k): v for k, v in self.topk.items()},
+            "gold": self.gold,
+            "delta": {str(k): self.delta(k) for k in self.ks},
+            "by_rank": self.by_rank.tolist(),
+            "spearman_rho": self.spearman_rho,
+            "spearman_p": self.spearman_p,
+        }
+
+
+def lexical_overlap(
+    query_texts: Mapping[str, str],
+    candidate_texts: Mapping[str, str],
+    run: Run,
+    qrels: Qrels,
+    ks: Sequence[int] = DEFAULT_KS,
+    tokenizer: StemmedTokenSets | None = None,
+) -> OverlapResult:
+    """Query-candidate Jaccard over ranks ``1..max(ks)`` vs query-gold Jaccard.
+
+    Queries: those of ``qrels`` with a relevant doc that ``run`` contains. A
+    list shorter than ``k`` is averaged over what it has. The Spearman ρ pairs
+    every (rank, Jaccard) of every query.
+    """
+    from scipy.stats import spearmanr
+
+    ks = tuple(sorted({int(k) for k in ks}))
+    if not ks or ks[0] < 1:
+        raise RatioError(f"overlap ks must be positive integers, got {ks}")
+    depth = ks[-1]
+    tok = tokenizer or StemmedTokenSets()
+    row_of = run.row_of
+    qids = [q for q in qrels.evaluated_query_ids if q in row_of]
+    missing = [q for q in qids if q not in query_texts]
+    if missing:
+        raise RatioError(f"{len(missing)} evaluated queries have no text, e.g. {missing[0]!r}")
+
+    rows = np.asarray([row_of[q] for q in qids], dtype=np.int64)
+    ranked = run.indices[rows, :depth] if rows.size else np.zeros((0, 0), np.int32)
+    needed = np.unique(ranked[ranked >= 0])
+    qrel_d = {q: qrels.judged(q) for q in qids}
+    golds = {q: [c for c, r in d.items() if r >= 1] for q, d in qrel_d.items()}
+    cand_ids = list(
+        dict.fromkeys([*run.vocab[needed].tolist(), *(c for g in golds.values() for c in g)])
+    )
+    absent = [c for c in cand_ids if c not in candidate_texts]
+    if absent:
+        raise RatioError(f"{len(absent)} candidates have no text, e.g. {absent[0]!r}")
+    cand_sets = dict(zip(cand_ids, tok(candidate_texts[c] for c in cand_ids), strict=True))
+    q_sets = tok(query_texts[q] for q in qids)
+
+    per_rank = np.full((len(qids), depth), np.nan)
+    gold_pq = np.full(len(qids), np.nan)
+    vocab = run.vocab
+    for i, (q, qs) in enumerate(zip(qids, q_sets, strict=True)):
+        for j, code in enumerate(ranked[i].tolist()):
+            if code >= 0:
+                per_rank[i, j] = jaccard(qs, cand_sets[vocab[code]])
+        g = golds[q]
+        if g:
+            gold_pq[i] = float(np.mean([jaccard(qs, cand_sets[c]) for c in g]))
+
+    topk = {}
+    with np.errstate(all="ignore"):
+        for k in ks:
+            per_q = (
+                np.nanmean(per_rank[:, :k], axis=1)
+                if per_rank.shape[1]
+                else np.full(len(qids), np.nan)
+            )
+            topk[k] = float(np.nanmean(per_q)) if np.isfinite(per_q).any() else float("nan")
+    ok = np.isfinite(per_rank)
+    ranks = np.broadcast_to(np.arange(1, depth + 1), per_rank.shape)[ok]
+    vals = per_rank[ok]
+    if vals.size > 2 and np.unique(vals).size > 1 and np.unique(ranks).size > 1:
+        res = spearmanr(ranks, vals)
+        rho, p = float(res.statistic), float(res.pvalue)
+    else:
+        rho, p = float("nan"), float("nan")
+    return OverlapResult(qids, per_rank, gold_pq, ks, rho, p, topk)
+
+
+def plot_overlap(
+    panels: Mapping[str, Mapping[str, OverlapResult]],
+    path: str | os.PathLike,
+    title: str | None = None,
+) -> None:
+    """Figure-4-style PNG: one panel per relation, top-k Jaccard over k per system.
+
+    ``panels`` maps a panel title (relation) to ``{system label: result}``; the
+    dashed line of the system's colour is its query-gold reference (identical
+    across systems when they share queries), and the legend shows Spearman ρ.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not panels:
+        raise RatioError("nothing to plot: no overlap results")
+    n = len(panels)
+    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.4), sharey=True, squeeze=False)
+    for ax, (panel, systems) in zip(axes[0], panels.items(), strict=True):
+        for ci, (label, res) in enumerate(systems.items()):
+            color = f"C{ci}"
+            ks = list(res.ks)
+            ax.plot(
+                ks,
+                [res.topk[k] for k in ks],
+                marker="o",
+                color=color,
+                label=f"{label} (ρ={res.spearman_rho:+.2f})",
+            )
+            ax.axhline(res.gold, color=color, linestyle="--", linewidth=1, alpha=0.8)
+        ax.plot([], [], color="grey", linestyle="--", label="query–gold")
+        ax.set_title(panel)
+        ax.set_xlabel("top-k")
+        ax.set_xticks(list(next(iter(systems.values())).ks) if systems else [])
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0][0].set_ylabel("mean Jaccard (stemmed, no stopwords)")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=150)
+    plt.close(fig)

@@ -1,0 +1,402 @@
+"""Ingest: raw papers -> clean, ordered sentence shards (Parquet).
+
+Three steps, so that the expensive one is a pure function of one shard:
+
+1. ``ingest_shard`` reads one input file, cleans, segments and normalizes its
+   papers and writes ``raw/<shard>.parquet`` plus a ``.done.json`` marker
+   (resumable; any executor can run it).
+2. ``find_boilerplate`` looks across the whole corpus for sentences repeated in
+   many papers (checklists, licence and template text) and for sections made
+   mostly of them: detected from the corpus, not from a hand list.
+3. ``finalize_shard`` drops those and writes ``sentences/<shard>.parquet``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+
+from ratio import schemas
+from ratio.config import IngestConfig
+from ratio.executors import run_shards
+from ratio.io import InputError, RatioError, atomic_path, write_parquet_atomic, write_text_atomic
+from ratio.provenance import stamp
+from ratio.readers import DropReport, get_reader, list_inputs
+from ratio.records import Paper
+
+# Bump when the cleaning/segmentation logic changes output for the same input,
+# so cached shards from older code are recomputed.
+INGEST_VERSION = "1"
+FLUSH_ROWS = 100_000
+_SUFFIXES = (".jsonl.zst", ".jsonl.gz", ".jsonl", ".json.gz", ".json", ".zst", ".gz", ".txt", ".md")
+
+
+@dataclass
+class IngestResult:
+    out_dir: Path
+    papers: int = 0
+    sentences: int = 0
+    shards: int = 0
+    reused_shards: int = 0
+    drops: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def shard_name(path: Path) -> str:
+    name = path.name
+    for suf in _SUFFIXES:
+        if name.endswith(suf):
+            return name[: -len(suf)]
+    return name
+
+
+def _fingerprint(path: Path) -> dict:
+    st = path.stat()
+    return {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def _ingest_key(cfg: IngestConfig) -> dict:
+    keys = ("keep_appendices", "min_chars", "segmenter")
+    return {"version": INGEST_VERSION, **{k: getattr(cfg, k) for k in keys}}
+
+
+class _TextPipeline:
+    """Paragraph -> sentence rows; holds the compiled text tools of one worker."""
+
+    def __init__(self, cfg: IngestConfig):
+        from ratio.text import clean, normalize, sections, segment
+
+        self.cfg = cfg
+        self.clean_inline = clean.clean_inline
+        self.segment = segment.get_segmenter(cfg.segmenter)
+        self.match_form = normalize.match_form
+        self.strip_noise = normalize.strip_noise
+        self.is_noise = normalize.is_noise
+        self.categorize = sections.categorize
+
+    def paper_rows(self, paper: Paper, cols: dict[str, list], drops: Counter) -> tuple[int, int]:
+        """Append the paper's sentences to ``cols``; return (paragraphs, sentences)."""
+        n_par = n_sent = 0
+        para_idx = -1
+        year = paper.year
+        for section in paper.sections:
+            if section.is_appendix and not self.cfg.keep_appendices:
+                drops["appendix_paragraph"] += len(section.paragraphs)
+                continue
+            category = section.category
+            if category == "other" and section.heading:
+                category = self.categorize(section.heading)
+            if section.is_appendix:
+                category = "appendix" if category == "other" else category
+            for paragraph in section.paragraphs:
+                para_idx += 1
+                text = self.clean_inline(paragraph, paper.markup)
+                if not text:
+                    drops["empty_paragraph"] += 1
+                    continue
+                n_par += 1
+                for sent_idx, raw in enumerate(self.segment(text)):
+                    sent = self.strip_noise(raw)
+                    if self.is_noise(sent):
+                        drops["noise_sentence"] += 1
+                        continue
+                    if len(sent) < self.cfg.min_chars:
+                        drops["short_sentence"] += 1
+                        continue
+                    cols["paper_id"].append(paper.id)
+                    cols["year"].append(year)
+                    cols["date"].append(paper.date)
+                    cols["venue"].append(paper.venue)
+                    cols["section"].append(section.heading)
+                    cols["section_category"].append(category)
+                    cols["is_appendix"].append(section.is_appendix)
+                    cols["paragraph_idx"].append(para_idx)
+                    cols["sentence_idx"].append(sent_idx)
+                    cols["text"].append(sent)
+                    cols["match"].append(self.match_form(sent))
+                    n_sent += 1
+        return n_par, n_sent
+
+
+def _empty_cols(schema: pa.Schema) -> dict[str, list]:
+    return {name: [] for name in schema.names}
+
+
+def ingest_shard(path: str, fmt: str, out_dir: str, cfg_dict: dict) -> dict:
+    """Ingest one input shard; a pure function of (shard, config) -> files on disk.
+
+    Returns a JSON-able summary; a bad shard is reported in it (``error``) rather
+    than raised, so other shards' results survive, unless ``strict`` is set.
+    """
+    cfg = IngestConfig(**cfg_dict)
+    src = Path(path)
+    out = Path(out_dir)
+    name = shard_name(src)
+    raw_path = out / "raw" / f"{name}.parquet"
+    papers_path = out / "papers" / f"{name}.parquet"
+    marker = out / "raw" / f"{name}.done.json"
+    key = {"input": _fingerprint(src), "config": _ingest_key(cfg)}
+    if marker.exists() and raw_path.exists() and papers_path.exists():
+        done = json.loads(marker.read_text())
+        if done.get("key") == key:
+            return {**done, "reused": True}
+
+    t0 = time.perf_counter()
+    pipeline = _TextPipeline(cfg)
+    report = DropReport(strict=cfg.strict)
+    drops: Counter = Counter()
+    cols = _empty_cols(schemas.SENTENCES)
+    pcols = _empty_cols(schemas.PAPERS)
+    n_papers = n_sentences = 0
+    error = None
+    meta = stamp("ingest", json.dumps(_ingest_key(cfg), sort_keys=True), source=str(src))
+    raw_path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(raw_path) as tmp:
+        writer = pq.ParquetWriter(tmp, schemas.SENTENCES.with_metadata(meta), compression="zstd")
+        try:
+            try:
+                for paper in get_reader(fmt).fn(src, report):
+                    n_par, n_sent = pipeline.paper_rows(paper, cols, drops)
+                    if n_sent == 0:
+                        drops["paper_without_sentences"] += 1
+                    n_papers += 1
+                    n_sentences += n_sent
+                    for k, v in (
+                        ("paper_id", paper.id), ("title", paper.title), ("year", paper.year),
+                        ("date", paper.date), ("venue", paper.venue), ("source", src.name),
+                        ("n_sections", len(paper.sections)), ("n_paragraphs", n_par),
+                        ("n_sentences", n_sent),
+                    ):
+                        pcols[k].append(v)
+                    if len(cols["text"]) >= FLUSH_ROWS:
+                        writer.write_table(pa.table(cols, schema=schemas.SENTENCES))
+                        cols = _empty_cols(schemas.SENTENCES)
+            except InputError as e:  # unrecoverable for this file (truncated, unreadable)
+                report.skip(e)  # raises under strict
+                error = str(e)
+            if cols["text"]:
+                writer.write_table(pa.table(cols, schema=schemas.SENTENCES))
+        finally:
+            writer.close()
+    write_parquet_atomic(papers_path, pa.table(pcols, schema=schemas.PAPERS), meta)
+    drops.update(report.counts)
+    summary = {
+        "shard": name,
+        "source": str(src),
+        "key": key,
+        "papers": n_papers,
+        "sentences": n_sentences,
+        "drops": dict(drops),
+        "messages": report.messages[:50],
+        "error": error,
+        "seconds": round(time.perf_counter() - t0, 3),
+        "reused": False,
+    }
+    write_text_atomic(marker, json.dumps(summary, indent=1))
+    return summary
+
+
+def find_boilerplate(out_dir: Path, cfg: IngestConfig, n_papers: int) -> pa.Table:
+    """Sentences repeated across many papers, and sections made mostly of them.
+
+    A sentence is boilerplate when its match form occurs in at least
+    ``max(boilerplate_min_papers, boilerplate_min_fraction * n_papers)`` papers.
+    A section is dropped whole when at least half its sentences are boilerplate
+    (e.g. checklist answers under repeated checklist questions).
+    """
+    import duckdb
+
+    threshold = max(cfg.boilerplate_min_papers, int(cfg.boilerplate_min_fraction * n_papers))
+    raw_glob = str(out_dir / "raw" / "*.parquet")
+    con = duckdb.connect()
+    con.execute(f"SET threads TO {max(1, cfg.workers)}")
+    con.execute(
+        f"""
+        CREATE TEMP TABLE bp AS
+        SELECT match, count(DISTINCT paper_id) AS papers
+        FROM read_parquet('{raw_glob}') GROUP BY match HAVING count(DISTINCT paper_id) >= {threshold}
+        """
+    )
+    sections = con.execute(
+        f"""
+        SELECT s.paper_id, s.section, count(*) AS n, count(bp.match) AS n_bp
+        FROM read_parquet('{raw_glob}') s LEFT JOIN bp USING (match)
+        GROUP BY s.paper_id, s.section
+        HAVING count(bp.match) * 2 >= count(*) AND count(bp.match) > 0
+        """
+    ).to_arrow_table()
+    sentences = con.sql("SELECT match, papers FROM bp ORDER BY papers DESC, match").to_arrow_table()
+    con.close()
+    keys = pc.binary_join_element_wise(sections["paper_id"], sections["section"], "\x1f")
+    table = pa.table(
+        {
+            "kind": pa.array(["sentence"] * sentences.num_rows + ["section"] * sections.num_rows),
+            "key": pa.concat_arrays([sentences["match"].combine_chunks(), keys.combine_chunks()]),
+            "papers": pa.concat_arrays(
+                [
+                    sentences["papers"].combine_chunks().cast(pa.int64()),
+                    pa.array([1] * sections.num_rows, pa.int64()),
+                ]
+            ),
+        }
+    )
+    return table
+
+
+def finalize_shard(raw_path: Path, final_path: Path, bp_sentences: pa.Array, bp_sections: pa.Array) -> dict:
+    table = pq.read_table(raw_path)
+    meta = table.schema.metadata
+    is_bp = pc.is_in(table["match"], value_set=bp_sentences)
+    keys = pc.binary_join_element_wise(table["paper_id"], table["section"], "\x1f")
+    in_bp_section = pc.is_in(keys, value_set=bp_sections)
+    drop_section = pc.and_(in_bp_section, pc.invert(is_bp))
+    keep = pc.invert(pc.or_(is_bp, in_bp_section))
+    kept = table.filter(keep).replace_schema_metadata(meta)
+    write_parquet_atomic(final_path, kept)
+    return {
+        "boilerplate_sentence": int(pc.sum(is_bp).as_py() or 0),
+        "boilerplate_section_sentence": int(pc.sum(drop_section).as_py() or 0),
+        "kept": kept.num_rows,
+    }
+
+
+def ingest(
+    inputs: list[str],
+    fmt: str,
+    out_dir: str | Path,
+    cfg: IngestConfig | None = None,
+    executor: str = "local",
+    address: str = "",
+    progress: bool | None = None,
+) -> IngestResult:
+    """Ingest ``inputs`` into ``out_dir``; finished shards are reused on rerun."""
+    cfg = cfg or IngestConfig()
+    out = Path(out_dir)
+    t0 = time.perf_counter()
+    get_reader(fmt)  # unknown format: fail before anything else
+    report = DropReport(strict=cfg.strict)
+    try:
+        shards = list_inputs(inputs, fmt)
+    except InputError as e:
+        report.skip(e)
+        shards = []
+    if not shards:
+        raise RatioError(f"no {fmt} input found in {', '.join(map(str, inputs))}")
+    names = [shard_name(p) for p in shards]
+    dupes = [n for n, c in Counter(names).items() if c > 1]
+    if dupes:
+        raise RatioError(f"two inputs map to the same shard name(s): {', '.join(dupes)}; rename them")
+
+    tasks = [(str(p), fmt, str(out), asdict(cfg)) for p in shards]
+    result = IngestResult(out_dir=out, drops=dict(report.counts), errors=list(report.messages))
+    summaries = []
+    bar = tqdm(total=len(tasks), desc="ingest shards", unit="shard", disable=True if progress is False else None)
+    for s in run_shards(ingest_shard, tasks, executor=executor, workers=cfg.workers, address=address):
+        summaries.append(s)
+        bar.update(1)
+        bar.set_postfix(papers=sum(x["papers"] for x in summaries))
+    bar.close()
+    summaries.sort(key=lambda s: s["shard"])
+    drops: Counter = Counter(result.drops)
+    for s in summaries:
+        result.papers += s["papers"]
+        result.sentences += s["sentences"]
+        result.reused_shards += bool(s.get("reused"))
+        drops.update(s["drops"])
+        result.errors.extend(s.get("messages", []))
+    result.shards = len(summaries)
+
+    bp = find_boilerplate(out, cfg, result.papers)
+    write_parquet_atomic(out / "boilerplate.parquet", bp, stamp("boilerplate", json.dumps(_ingest_key(cfg))))
+    bp_sent = pc.filter(bp["key"], pc.equal(bp["kind"], "sentence")).combine_chunks()
+    bp_sec = pc.filter(bp["key"], pc.equal(bp["kind"], "section")).combine_chunks()
+    final_total = 0
+    keep_names = set()
+    for s in tqdm(summaries, desc="finalize", unit="shard", disable=True if progress is False else None):
+        raw = out / "raw" / f"{s['shard']}.parquet"
+        if not raw.exists():
+            continue
+        keep_names.add(s["shard"])
+        f = finalize_shard(raw, out / "sentences" / f"{s['shard']}.parquet", bp_sent, bp_sec)
+        drops["boilerplate_sentence"] += f["boilerplate_sentence"]
+        drops["boilerplate_section_sentence"] += f["boilerplate_section_sentence"]
+        final_total += f["kept"]
+    # A final shard from an input that is no longer listed must not leak into later stages.
+    for stale in (out / "sentences").glob("*.parquet"):
+        if stale.stem not in keep_names:
+            stale.unlink()
+    result.sentences = final_total
+    result.drops = dict(sorted(drops.items()))
+    result.seconds = round(time.perf_counter() - t0, 3)
+    stats = corpus_stats(out, drops=result.drops, errors=result.errors)
+    stats["ingest_seconds"] = result.seconds
+    stats["shards"] = result.shards
+    stats["reused_shards"] = result.reused_shards
+    write_text_atomic(out / "stats.json", json.dumps(stats, indent=1))
+    return result
+
+
+def corpus_stats(out_dir: str | Path, drops: dict | None = None, errors: list | None = None) -> dict:
+    """Papers, sentences, per-year and per-section counts of an ingested directory."""
+    import duckdb
+
+    out = Path(out_dir)
+    sent_glob = str(out / "sentences" / "*.parquet")
+    pap_glob = str(out / "papers" / "*.parquet")
+    if not list((out / "sentences").glob("*.parquet")):
+        raise RatioError(f"{out}: no sentence shards found (run `ratio ingest` first)")
+    con = duckdb.connect()
+    n_papers = con.execute(f"SELECT count(*) FROM read_parquet('{pap_glob}')").fetchone()[0]
+    n_sent = con.execute(f"SELECT count(*) FROM read_parquet('{sent_glob}')").fetchone()[0]
+    per_year = con.execute(
+        f"""
+        SELECT p.year, p.papers, coalesce(s.sentences, 0) FROM
+          (SELECT year, count(*) AS papers FROM read_parquet('{pap_glob}') GROUP BY year) p
+        LEFT JOIN
+          (SELECT year, count(*) AS sentences FROM read_parquet('{sent_glob}') GROUP BY year) s
+        USING (year) ORDER BY p.year
+        """
+    ).fetchall()
+    per_section = con.execute(
+        f"""SELECT section_category, count(*), count(DISTINCT paper_id)
+            FROM read_parquet('{sent_glob}') GROUP BY 1 ORDER BY 2 DESC"""
+    ).fetchall()
+    con.close()
+    if drops is None and (out / "stats.json").exists():
+        old = json.loads((out / "stats.json").read_text())
+        drops, errors = old.get("drops", {}), old.get("errors", [])
+    return {
+        "papers": n_papers,
+        "sentences": n_sent,
+        "per_year": [{"year": y, "papers": p, "sentences": s} for y, p, s in per_year],
+        "per_section": [{"section": c, "sentences": n, "papers": p} for c, n, p in per_section],
+        "drops": drops or {},
+        "errors": (errors or [])[:100],
+    }
+
+
+def stats_markdown(stats: dict) -> str:
+    lines = [
+        f"Papers: **{stats['papers']:,}** · sentences: **{stats['sentences']:,}**",
+        "",
+        "| year | papers | sentences |",
+        "|---|---:|---:|",
+    ]
+    lines += [f"| {r['year']} | {r['papers']:,} | {r['sentences']:,} |" for r in stats["per_year"]]
+    lines += ["", "| section | sentences | papers |", "|---|---:|---:|"]
+    lines += [f"| {r['section']} | {r['sentences']:,} | {r['papers']:,} |" for r in stats["per_section"]]
+    lines += ["", "| dropped item (reason) | count |", "|---|---:|"]
+    lines += [f"| {k} | {v:,} |" for k, v in sorted(stats["drops"].items(), key=lambda kv: -kv[1])]
+    if stats.get("errors"):
+        lines += ["", "First input problems:", ""] + [f"- `{e}`" for e in stats["errors"][:20]]
+    return "\n".join(lines) + "\n"
+

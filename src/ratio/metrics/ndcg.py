@@ -1,0 +1,29 @@
+"""nDCG@k: Normalised DCG at ``k`` with graded gains (trec ``ndcg_cut_k``, ranx ``ndcg@k``).
+
+Gain is the relevance level (linear, negative levels count 0), discount
+``1/log2(rank + 1)``; the ideal ranking sorts *all* of the query's qrels gains,
+including relevant docs the run never retrieved.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ratio.metrics._kernels import ndcg_kernel
+from ratio.metrics.run import Qrels, Relevance, Run, relevance_matrix
+
+__all__ = ["ndcg", "ndcg_from_relevance"]
+
+
+def ndcg_from_relevance(rel: Relevance, k: int) -> np.ndarray:
+    """nDCG@k per query from an already aligned :class:`Relevance` matrix."""
+    return ndcg_kernel(rel.gains, rel.ideal, k)
+
+
+def ndcg(qrels: Qrels, run: Run, k: int) -> np.ndarray:
+    """nDCG@k per query, aligned with ``qrels.evaluated_query_ids``.
+
+    Queries missing from ``run`` score 0; queries without a relevant doc are skipped.
+    Take ``.mean()`` for the reported number.
+    """
+    return ndcg_from_relevance(relevance_matrix(qrels, run, k), k)

@@ -1,0 +1,495 @@
+"""Compact ``Run`` and ``Qrels`` containers and their alignment into relevance matrices.
+
+A run of 10k queries x 100 candidates is a million (query, doc, score) triples;
+as nested dicts it is slow to build, sort and evaluate. Here a run is three
+numpy arrays: a vocabulary of doc ids, a ``(n_queries, depth)`` int32
+matrix of indices into it (``-1`` pads short lists) and the matching float64
+scores. Every metric is then a numpy reduction over a relevance matrix produced
+by :func:`relevance_matrix`.
+
+Ranking order is fixed at construction and matches trec_eval / pytrec_eval
+exactly: score descending, ties broken by doc id *descending* (byte order, i.e.
+``strcmp``; verified empirically against pytrec_eval-terrier 0.5.11, where
+``{"a": 1, "b": 1}`` ranks ``b`` first, and ``"9"`` ranks above ``"10"``).
+Sorting is a row-wise numpy argsort; only the ids of tied docs are compared as
+strings. Python's ``str`` order (code points) equals UTF-8 byte order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ratio.io import RatioError
+
+RUN_SCHEMA = pa.schema(
+    [
+        ("query_id", pa.string()),
+        ("candidate_id", pa.string()),
+        ("rank", pa.int32()),
+        ("score", pa.float64()),
+    ]
+)
+"""Long form of a run (one row per retrieved candidate, ``rank`` 1-based)."""
+
+
+class RunError(RatioError):
+    """A run or qrels that cannot be evaluated (duplicates, NaN scores, bad shapes)."""
+
+
+def _as_str_array(ids: Iterable[str] | np.ndarray) -> np.ndarray:
+    arr = np.asarray(ids if isinstance(ids, np.ndarray) else list(ids))
+    if arr.size == 0:
+        return np.asarray([], dtype="<U1")
+    if arr.dtype.kind not in "UO":
+        arr = arr.astype(str)
+    return arr
+
+
+def _encode(ids: list[str] | np.ndarray | pa.Array) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """Hash-factorise ids: ``vocab[codes] == ids``, vocab in first-appearance order.
+
+    Also returns the vocabulary as an Arrow array, reused for look-ups.
+
+    pyarrow's dictionary encoding is several times faster than ``np.unique``
+    (which sorts strings) on a million ids.
+    """
+    arr = ids if isinstance(ids, pa.Array) else pa.array(ids, pa.string())
+    if len(arr) == 0:
+        return np.asarray([], dtype=object), np.zeros(0, dtype=np.int64), pa.array([], pa.string())
+    if arr.null_count:
+        raise RunError("null doc id")
+    enc = arr.dictionary_encode()
+    vocab = enc.dictionary.to_numpy(zero_copy_only=False)
+    return vocab, enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
+
+
+def _ragged_to_matrix(
+    rows: np.ndarray, codes: np.ndarray, scores: np.ndarray, n_rows: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Place flat triples, already grouped by row, into ``-1``-padded matrices."""
+    counts = np.bincount(rows, minlength=n_rows) if rows.size else np.zeros(n_rows, np.int64)
+    depth = int(counts.max()) if n_rows and rows.size else 0
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+    pos = np.arange(rows.size) - starts[rows] if rows.size else rows
+    idx = np.full((n_rows, depth), -1, dtype=np.int64)
+    sc = np.full((n_rows, depth), -np.inf, dtype=np.float64)
+    idx[rows, pos] = codes
+    sc[rows, pos] = scores
+    return idx, sc
+
+
+def _rank_matrix(
+    idx: np.ndarray, scores: np.ndarray, vocab: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sort each row: score descending, ties by doc id descending; padding last.
+
+    Only cells inside a tie need their id strings compared, so the strings of
+    tied docs alone are ranked; a dense run with continuous scores sorts no
+    strings at all.
+    """
+    if idx.size == 0:
+        return idx.astype(np.int32), scores
+    pad = idx < 0
+    if np.isnan(scores[~pad]).any():
+        raise RunError("run contains NaN scores; trec_eval cannot rank them")
+    srt = np.sort(np.where(pad, -1, idx), axis=1)
+    if ((srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)).any():
+        raise RunError("a query lists the same doc id twice")
+    neg = np.where(pad, np.inf, -scores)
+    order = np.argsort(neg, axis=1, kind="stable")
+    idx = np.take_along_axis(idx, order, axis=1)
+    neg = np.take_along_axis(neg, order, axis=1)
+    pad = idx < 0
+    eq = (neg[:, 1:] == neg[:, :-1]) & ~pad[:, 1:]
+    tied = np.zeros(idx.shape, dtype=bool)
+    tied[:, 1:] |= eq
+    tied[:, :-1] |= eq
+    if tied.any():
+        rows = np.nonzero(tied.any(axis=1))[0]
+        sub_idx, sub_neg, sub_tied = idx[rows], neg[rows], tied[rows]
+        used = np.unique(sub_idx[sub_tied])
+        strings = np.asarray(vocab[used], dtype=str)
+        rank_of_used = np.empty(used.size, dtype=np.int64)
+        rank_of_used[np.argsort(strings, kind="stable")] = np.arange(used.size)
+        key = np.zeros(sub_idx.shape, dtype=np.int64)
+        key[sub_tied] = rank_of_used[np.searchsorted(used, sub_idx[sub_tied])]
+        o2 = np.lexsort((-key, sub_neg), axis=-1)
+        idx[rows] = np.take_along_axis(sub_idx, o2, axis=1)
+        neg[rows] = np.take_along_axis(sub_neg, o2, axis=1)
+    width = int((idx >= 0).sum(axis=1).max())
+    out_scores = np.where(idx >= 0, -neg, -np.inf)[:, :width]
+    return idx[:, :width].astype(np.int32), out_scores
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """Ranked candidates per query.
+
+    ``indices[i, j]`` is the index in ``vocab`` of the doc at rank ``j + 1`` for
+    ``query_ids[i]`` (``-1`` = no doc: that query's list is shorter); ``scores``
+    has the same shape. ``vocab`` holds unique ids in no particular order (it may
+    contain ids no query retrieved, e.g. a whole candidate pool). Build one with
+    :meth:`from_dict`, :meth:`from_arrays` or :meth:`from_table` rather than directly.
+    """
+
+    query_ids: list[str]
+    vocab: np.ndarray
+    indices: np.ndarray
+    scores: np.ndarray
+    name: str = "run"
+
+    # -- construction -----------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, run: Mapping[str, Mapping[str, float]], name: str = "run") -> Run:
+        """From ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape)."""
+        qids = [str(q) for q in run]
+        lens = np.fromiter((len(d) for d in run.values()), dtype=np.int64, count=len(qids))
+        ids: list[str] = []
+        vals: list[float] = []
+        for d in run.values():
+            ids.extend(d.keys())
+            vals.extend(d.values())
+        rows = np.repeat(np.arange(len(qids), dtype=np.int64), lens)
+        vocab, codes, arrow = _encode(ids)
+        idx, sc = _ragged_to_matrix(rows, codes, np.asarray(vals, dtype=np.float64), len(qids))
+        indices, scores = _rank_matrix(idx, sc, vocab)
+        return cls(qids, vocab, indices, scores, name)._with_arrow(arrow)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        query_ids: Sequence[str],
+        candidate_ids: Sequence[str] | np.ndarray,
+        indices: np.ndarray,
+        scores: np.ndarray,
+        name: str = "run",
+    ) -> Run:
+        """From a retriever's output: ``indices[i, j]`` points into ``candidate_ids``.
+
+        Rows need not be sorted (they are re-ranked with the trec_eval convention);
+        ``-1`` entries are padding, as a faiss search returns them. ``candidate_ids``
+        becomes the run's vocabulary as is (no copy when it is a numpy array).
+        """
+        indices = np.asarray(indices)
+        scores = np.asarray(scores, dtype=np.float64)
+        if indices.ndim != 2 or indices.shape != scores.shape:
+            raise RunError(
+                f"indices {indices.shape} and scores {scores.shape} must be equal 2-D shapes"
+            )
+        if indices.shape[0] != len(query_ids):
+            raise RunError(f"{len(query_ids)} query ids for {indices.shape[0]} rows")
+        cands = _as_str_array(candidate_ids)
+        if indices.size and indices.max() >= len(cands):
+            raise RunError(f"index {int(indices.max())} out of range for {len(cands)} candidates")
+        # keep only the retrieved part of the pool as vocabulary: O(pool) int work,
+        # string work only on what was retrieved
+        seen = np.zeros(len(cands), dtype=bool)
+        seen[indices[indices >= 0]] = True
+        used = np.flatnonzero(seen)
+        remap = np.full(len(cands) + 1, -1, dtype=np.int64)
+        remap[used] = np.arange(used.size)
+        vocab = cands[used]
+        arrow = pa.array(vocab, pa.string())
+        if used.size and pc.count_distinct(arrow).as_py() != used.size:
+            raise RunError("candidate_ids contains duplicate ids")
+        ranked, out_scores = _rank_matrix(remap[indices], scores, vocab)
+        return cls([str(q) for q in query_ids], vocab, ranked, out_scores, name)._with_arrow(arrow)
+
+    @classmethod
+    def from_table(cls, table: pa.Table, name: str = "run") -> Run:
+        """From the long form (:data:`RUN_SCHEMA`; ``rank`` is ignored, scores decide)."""
+        qvocab, qcodes, _ = _encode(table.column("query_id").combine_chunks())
+        order = np.argsort(qcodes, kind="stable")
+        vocab, codes, arrow = _encode(table.column("candidate_id").combine_chunks())
+        scores = table.column("score").to_numpy().astype(np.float64)
+        idx, sc = _ragged_to_matrix(qcodes[order], codes[order], scores[order], len(qvocab))
+        indices, out_scores = _rank_matrix(idx, sc, vocab)
+        return cls([str(q) for q in qvocab], vocab, indices, out_scores, name)._with_arrow(arrow)
+
+    # -- views ------------------------------------------------------------------------
+
+    @property
+    def depth(self) -> int:
+        """Longest ranked list (matrix width)."""
+        return int(self.indices.shape[1])
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    @cached_property
+    def row_of(self) -> dict[str, int]:
+        """Query id -> row index."""
+        return {q: i for i, q in enumerate(self.query_ids)}
+
+    def ranked(self, query_id: str) -> list[tuple[str, float]]:
+        """``[(docid, score), ...]`` of one query in rank order."""
+        i = self.row_of[query_id]
+        keep = self.indices[i] >= 0
+        return list(
+            zip(
+                self.vocab[self.indices[i][keep]].tolist(),
+                self.scores[i][keep].tolist(),
+                strict=True,
+            )
+        )
+
+    def doc_ids(self) -> np.ndarray:
+        """``(n_queries, depth)`` array of doc ids in rank order (``""`` for padding)."""
+        out = np.where(self.indices >= 0, self.vocab[np.maximum(self.indices, 0)], "")
+        return out if self.vocab.size else np.full(self.indices.shape, "", dtype="<U1")
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """``{qid: {docid: score}}``, inserted in rank order."""
+        return {q: dict(self.ranked(q)) for q in self.query_ids}
+
+    def to_table(self) -> pa.Table:
+        """Long form, one row per retrieved doc (:data:`RUN_SCHEMA`)."""
+        valid = self.indices >= 0
+        rows, cols = np.nonzero(valid)
+        qids = np.asarray(self.query_ids, dtype=object)[rows] if rows.size else []
+        return pa.table(
+            {
+                "query_id": pa.array(qids, pa.string()),
+                "candidate_id": pa.array(self.vocab[self.indices[valid]], pa.string()),
+                "rank": pa.array(cols + 1, pa.int32()),
+                "score": pa.array(self.scores[valid], pa.float64()),
+            },
+            schema=RUN_SCHEMA,
+        )
+
+    # -- transforms -------------------------------------------------------------------
+
+    def truncate(self, k: int) -> Run:
+        """Keep the top ``k`` of each list (what a metric at cutoff ``k`` sees)."""
+        out = Run(self.query_ids, self.vocab, self.indices[:, :k], self.scores[:, :k], self.name)
+        return out._with_arrow(self.vocab_arrow)
+
+    def restrict(self, allowed_ids: Iterable[str] | np.ndarray) -> Run:
+        """Drop docs not in ``allowed_ids`` and close the gaps, keeping order.
+
+        Equal to retrieving from the restricted pool only down to the depth the
+        original run reached: a doc ranked below the old cutoff cannot move up.
+        """
+        allowed = pc.is_in(
+            self.vocab_arrow, value_set=pa.array(_as_str_array(allowed_ids), pa.string())
+        )
+        ok = allowed.to_numpy(zero_copy_only=False)
+        keep = (self.indices >= 0) & ok[np.maximum(self.indices, 0)]
+        rows, _ = np.nonzero(keep)
+        idx, sc = _ragged_to_matrix(
+            rows.astype(np.int64), self.indices[keep].astype(np.int64), self.scores[keep], len(self)
+        )
+        out = Run(self.query_ids, self.vocab, idx.astype(np.int32), sc, self.name)
+        return out._with_arrow(self.vocab_arrow)
+
+    def _with_arrow(self, arrow: pa.Array) -> Run:
+        self.__dict__["vocab_arrow"] = arrow  # seed the cached_property below
+        return self
+
+    @cached_property
+    def vocab_arrow(self) -> pa.Array:
+        """The vocabulary as an Arrow array (for hash look-ups)."""
+        return pa.array(self.vocab, pa.string())
+
+    def codes_of(self, doc_ids: np.ndarray | list[str]) -> np.ndarray:
+        """Vocabulary index of each id, ``-1`` where the run never saw it."""
+        found = pc.index_in(pa.array(doc_ids, pa.string()), value_set=self.vocab_arrow)
+        return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class Qrels:
+    """Judged docs per query in CSR form: ``doc_ids[offsets[i]:offsets[i+1]]`` for query ``i``.
+
+    Relevance levels are integers; ``>= 1`` counts as relevant (trec_eval's
+    default ``relevance_level``), and nDCG uses ``max(rel, 0)`` as gain.
+    """
+
+    query_ids: list[str]
+    offsets: np.ndarray
+    doc_ids: np.ndarray
+    relevance: np.ndarray
+
+    @classmethod
+    def from_dict(cls, qrels: Mapping[str, Mapping[str, int]]) -> Qrels:
+        """From ``{qid: {docid: relevance}}``."""
+        qids = [str(q) for q in qrels]
+        lens = [len(d) for d in qrels.values()]
+        docs: list[str] = []
+        rels: list[int] = []
+        for d in qrels.values():
+            docs.extend(d.keys())
+            rels.extend(d.values())
+        return cls._build(qids, np.asarray(lens, dtype=np.int64), docs, rels)
+
+    @classmethod
+    def from_table(cls, table: pa.Table) -> Qrels:
+        """From a ``schemas.QRELS`` table (``query_id``, ``candidate_id``, ``relevance``)."""
+        qcol = table.column("query_id").to_pylist()
+        docs = table.column("candidate_id").to_pylist()
+        rels = table.column("relevance").to_pylist()
+        grouped: dict[str, tuple[list[str], list[int]]] = {}
+        for q, d, r in zip(qcol, docs, rels, strict=True):
+            g = grouped.setdefault(q, ([], []))
+            g[0].append(d)
+            g[1].append(r)
+        lens = np.asarray([len(g[0]) for g in grouped.values()], dtype=np.int64)
+        return cls._build(
+            list(grouped),
+            lens,
+            [d for g in grouped.values() for d in g[0]],
+            [r for g in grouped.values() for r in g[1]],
+        )
+
+    @classmethod
+    def _build(cls, qids: list[str], lens: np.ndarray, docs: list[str], rels: list) -> Qrels:
+        if len(set(qids)) != len(qids):
+            raise RunError("qrels list a query id twice")
+        rel = np.asarray(rels)
+        if rel.size and (rel.dtype.kind not in "iub" and not np.all(np.mod(rel, 1) == 0)):
+            raise RunError("qrels relevance levels must be integers")
+        offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+        doc_arr = _as_str_array(docs)
+        q = Qrels(qids, offsets, doc_arr, rel.astype(np.int64))
+        rows = np.repeat(np.arange(len(qids)), lens)
+        if doc_arr.size > 1:
+            _, codes, _ = _encode(doc_arr)
+            key = rows * (int(codes.max()) + 1) + codes
+            if np.unique(key).size != key.size:
+                raise RunError("qrels list the same doc twice for one query")
+        return q
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    @cached_property
+    def row_of(self) -> dict[str, int]:
+        """Query id -> row index."""
+        return {q: i for i, q in enumerate(self.query_ids)}
+
+    def judged(self, query_id: str) -> dict[str, int]:
+        """``{docid: relevance}`` of one query (empty if it has none)."""
+        i = self.row_of.get(query_id)
+        if i is None:
+            return {}
+        s, e = self.offsets[i], self.offsets[i + 1]
+        return dict(zip(self.doc_ids[s:e].tolist(), self.relevance[s:e].tolist(), strict=True))
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        out = {}
+        for i, q in enumerate(self.query_ids):
+            s, e = self.offsets[i], self.offsets[i + 1]
+            out[q] = dict(
+                zip(self.doc_ids[s:e].tolist(), self.relevance[s:e].tolist(), strict=True)
+            )
+        return out
+
+    def to_table(self) -> pa.Table:
+        lens = np.diff(self.offsets)
+        qids = np.repeat(np.asarray(self.query_ids, dtype=object), lens)
+        return pa.table(
+            {
+                "query_id": pa.array(qids, pa.string()),
+                "candidate_id": pa.array(self.doc_ids, pa.string()),
+                "relevance": pa.array(self.relevance, pa.int8()),
+            }
+        )
+
+    @cached_property
+    def n_relevant(self) -> np.ndarray:
+        """Relevant (``rel >= 1``) docs per query."""
+        rows = np.repeat(np.arange(len(self)), np.diff(self.offsets))
+        return np.bincount(rows[self.relevance >= 1], minlength=len(self))
+
+    @property
+    def evaluated_query_ids(self) -> list[str]:
+        """Queries a metric is averaged over: those with at least one relevant doc."""
+        return [q for q, n in zip(self.query_ids, self.n_relevant, strict=True) if n > 0]
+
+
+@dataclass(frozen=True)
+class Relevance:
+    """Run aligned to qrels, the one input every metric kernel needs.
+
+    ``gains[i, j]``: relevance (``max(rel, 0)``) of the doc at rank ``j + 1`` for
+    ``query_ids[i]``; ``n_rel[i]``: relevant docs in qrels; ``ideal[i, j]``: the
+    qrels gains sorted descending (the ideal ranking for nDCG). Queries without a
+    relevant doc are absent; queries the run lacks have all-zero gains.
+    """
+
+    query_ids: list[str]
+    gains: np.ndarray
+    n_rel: np.ndarray
+    ideal: np.ndarray
+
+    @property
+    def hits(self) -> np.ndarray:
+        return self.gains > 0
+
+
+def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
+    """Align ``run`` to ``qrels`` up to ``depth`` ranks, fully vectorised.
+
+    Qrels ids are hashed into the run's vocabulary (Arrow ``index_in``), then one
+    combined int64 key ``query_row * (V + 1) + doc_index`` on both sides and a
+    single ``searchsorted`` find the gains: O(n log n), all in numpy.
+    """
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth}")
+    nrel_all = qrels.n_relevant
+    eval_rows = np.nonzero(nrel_all > 0)[0]
+    n = eval_rows.size
+    qids = [qrels.query_ids[i] for i in eval_rows]
+
+    # run rows of the evaluated queries (-1 = query absent from the run)
+    row_of = run.row_of
+    run_rows = np.fromiter((row_of.get(q, -1) for q in qids), dtype=np.int64, count=n)
+    ind = np.full((n, depth), -1, dtype=np.int64)
+    d = min(depth, run.depth)
+    present = run_rows >= 0
+    if d:
+        ind[present, :d] = run.indices[run_rows[present], :d]
+
+    # qrels triples of the evaluated queries, positive gain only
+    lens = np.diff(qrels.offsets)
+    qpos_all = np.full(len(qrels), -1, dtype=np.int64)
+    qpos_all[eval_rows] = np.arange(n)
+    trip_q = np.repeat(qpos_all, lens)
+    gain_all = np.maximum(qrels.relevance, 0).astype(np.float64)
+    sel = (trip_q >= 0) & (gain_all > 0)
+    tq, tdoc, tgain = trip_q[sel], qrels.doc_ids[sel], gain_all[sel]
+
+    v = run.vocab.size
+    gains = np.zeros((n, depth), dtype=np.float64)
+    if v and tq.size:
+        code = run.codes_of(tdoc)
+        found = code >= 0
+        qkeys = tq[found] * (v + 1) + code[found]
+        qgain = tgain[found]
+        order = np.argsort(qkeys)
+        qkeys, qgain = qkeys[order], qgain[order]
+        if qkeys.size:
+            rkeys = np.arange(n, dtype=np.int64)[:, None] * (v + 1) + ind
+            pos = np.minimum(np.searchsorted(qkeys, rkeys), qkeys.size - 1)
+            match = (ind >= 0) & (qkeys[pos] == rkeys)
+            gains[match] = qgain[pos[match]]
+
+    # ideal ranking: qrels gains sorted descending, per query
+    ideal = np.zeros((n, depth), dtype=np.float64)
+    if tq.size:
+        order = np.lexsort((-tgain, tq))
+        sq, sg = tq[order], tgain[order]
+        counts = np.bincount(sq, minlength=n)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        pos = np.arange(sq.size) - starts[sq]
+        keep = pos < depth
+        ideal[sq[keep], pos[keep]] = sg[keep]
+
+    return Relevance(qids, gains, nrel_all[eval_rows].astype(np.int64), ideal)

@@ -1,0 +1,208 @@
+"""Helpers shared by the JSON-based readers: record streaming, ids, years, soft breaks.
+
+Every reader reports bad input the same way (same ``kind`` keys, messages that
+name the file and line or record id), so the drop counts of different formats
+add up in one ingest report.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ratio.io import InputError, iter_lines, line_error
+from ratio.readers.base import DropReport
+from ratio.records import Paper, Section
+
+JSONL_SUFFIXES: tuple[str, ...] = (".jsonl", ".jsonl.gz", ".jsonl.zst")
+
+_SOFT_BREAK = re.compile(r"[ \t]*\r?\n[ \t]*")
+_BLANK_LINES = re.compile(r"\n[ \t]*\n")
+_APPENDIX_NUMBER = re.compile(r"^[A-Z](?:\.\d+)*\.?$")
+_YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|2[01]\d\d)(?!\d)")
+_ISO_DATE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?")
+
+
+def iter_records(path: Path, report: DropReport) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line, record)`` for each JSON object in a JSONL (or single ``.json``) file.
+
+    Skippable problems (invalid UTF-8, malformed JSON, a non-object) go to
+    ``report``; a missing, unreadable or truncated file raises ``InputError``.
+    A plain ``.json`` file holds one paper (or a list of them); if it does not
+    parse as one document it is read as JSON Lines.
+    """
+    if path.name.endswith(".json"):
+        whole = _load_json_document(path, report)
+        if whole is not None:
+            yield from whole
+            return
+    for lineno, line in iter_lines(path):
+        err = line_error(line)
+        if err is not None:
+            report.skip(err)
+            continue
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            report.skip(
+                InputError(
+                    path, lineno, f"malformed JSON ({e.msg} at column {e.colno})", "malformed_json"
+                )
+            )
+            continue
+        if not isinstance(obj, dict):
+            report.skip(
+                InputError(
+                    path,
+                    lineno,
+                    f"expected a JSON object, got {type(obj).__name__}",
+                    "not_an_object",
+                )
+            )
+            continue
+        yield lineno, obj
+
+
+def _load_json_document(path: Path, report: DropReport) -> list[tuple[int, dict[str, Any]]] | None:
+    """Parse a whole ``.json`` file; ``None`` means "looks like JSON Lines, stream it"."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as e:
+        raise InputError(path, None, "no such file", "missing_file") from e
+    except OSError as e:
+        raise InputError(path, None, f"cannot read: {e.strerror or e}", "unreadable_file") from e
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (
+            data.rfind(b"\n", 0, e.start) + 1
+        )  # byte offset in the line, like iter_lines
+        report.skip(InputError(path, line, f"invalid UTF-8 at byte {col}", "invalid_utf8"))
+        return []
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        if e.msg == "Extra data":  # several documents: one per line
+            return None
+        report.skip(
+            InputError(
+                path, e.lineno, f"malformed JSON ({e.msg} at column {e.colno})", "malformed_json"
+            )
+        )
+        return []
+    items = obj if isinstance(obj, list) else [obj]
+    out: list[tuple[int, dict[str, Any]]] = []
+    for i, item in enumerate(items, start=1):
+        if isinstance(item, dict):
+            out.append((i, item))
+        else:
+            where = f"item {i}" if isinstance(obj, list) else "document"
+            report.skip(
+                InputError(
+                    path,
+                    None,
+                    f"{where}: expected a JSON object, got {type(item).__name__}",
+                    "not_an_object",
+                )
+            )
+    return out
+
+
+def record_id(
+    rec: dict[str, Any], keys: Iterable[str], path: Path, line: int, report: DropReport
+) -> str | None:
+    """The first non-empty id among ``keys`` (dotted paths allowed), or report ``missing_id``."""
+    names = list(keys)
+    for key in names:
+        value: Any = rec
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, (int, str)) and str(value).strip():
+            return str(value).strip()
+    report.skip(
+        InputError(path, line, f"record has no id (looked for {', '.join(names)})", "missing_id")
+    )
+    return None
+
+
+def finish_paper(paper: Paper, report: DropReport) -> Paper | None:
+    """Drop empty paragraphs and sections; report a paper with no text left as ``empty_paper``."""
+    sections = []
+    for sec in paper.sections:
+        paras = [p for p in sec.paragraphs if p and p.strip()]
+        if paras:
+            sec.paragraphs = paras
+            sections.append(sec)
+    if not sections:
+        report.skip(
+            InputError(
+                paper.source, paper.line or None, f"paper {paper.id!r} has no text", "empty_paper"
+            )
+        )
+        return None
+    paper.sections = sections
+    return paper
+
+
+def join_soft_breaks(text: str) -> str:
+    """Join the line breaks inside one paragraph (PDF/LaTeX line wrapping) with a space."""
+    return _SOFT_BREAK.sub(" ", text).strip()
+
+
+def split_blocks(text: str) -> list[str]:
+    """Split text on blank lines into paragraphs, joining soft breaks inside each."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return [b for b in (join_soft_breaks(b) for b in _BLANK_LINES.split(text)) if b]
+
+
+def is_appendix_number(number: Any) -> bool:
+    """Section numbers like ``A``, ``B.2`` mark appendices in LaTeX and GROBID output."""
+    return isinstance(number, str) and bool(_APPENDIX_NUMBER.match(number.strip()))
+
+
+def to_year(value: Any) -> int | None:
+    """A plausible publication year from an int, ``"2001"``, an ISO date or an RFC 2822 date."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value if 1500 <= value <= 2199 else None
+    if isinstance(value, float) and value.is_integer():
+        return to_year(int(value))
+    if isinstance(value, str):
+        m = _YEAR.search(value)
+        return int(m.group(1)) if m else None
+    return None
+
+
+def to_iso_date(value: Any) -> str | None:
+    """``YYYY-MM-DD`` (or ``YYYY-MM``) from an ISO-like string such as ``2022-12-23T00:00:00Z``."""
+    if not isinstance(value, str):
+        return None
+    m = _ISO_DATE.match(value.strip())
+    if not m:
+        return None
+    return "-".join(g for g in m.groups() if g)
+
+
+def clean_str(value: Any) -> str | None:
+    """A stripped, whitespace-joined string, or ``None`` for empty/non-string values."""
+    if not isinstance(value, str):
+        return None
+    s = " ".join(value.split())
+    return s or None
+
+
+def section(
+    heading: Any, paragraphs: list[str] | None = None, is_appendix: bool = False
+) -> Section:
+    return Section(
+        heading=clean_str(heading) or "", paragraphs=paragraphs or [], is_appendix=is_appendix
+    )

@@ -1,0 +1,130 @@
+"""Reader for classic S2ORC JSON (2019/2020 releases and s2orc-doc2json output).
+
+Layouts handled, one paper per record:
+
+- 2019 release: ``{"paper_id", "metadata": {...}, "grobid_parse": {"abstract": [...],
+  "body_text": [...]}, "latex_parse": {...} | null}``;
+- 2020 ``pdf_parses`` shards and doc2json: ``{"paper_id", "abstract": [...], "body_text": [...]}``;
+- the combined layout: ``{"paper_id", "metadata" | top-level fields, "abstract": "...",
+  "pdf_parse": {"body_text": [...]}}`` (also ``pdf_parses`` as an object or a list).
+
+Paragraphs are ``{"text", "section", "sec_num"?, "cite_spans", ...}``; consecutive
+paragraphs with the same section (and number) form one :class:`Section`. Citation
+markers stay in the text; ``ratio.text`` removes them later.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ratio.readers._common import (
+    JSONL_SUFFIXES,
+    clean_str,
+    finish_paper,
+    is_appendix_number,
+    iter_records,
+    join_soft_breaks,
+    record_id,
+    section,
+    to_year,
+)
+from ratio.readers.base import DropReport, register_reader
+from ratio.records import Paper, Section
+
+# "Abstract", "ABSTRACT:", "Abstract—" glued to the first word by GROBID ("AbstractColorado").
+_ABSTRACT_PREFIX = re.compile(
+    r"^\s*(?:Abstract|ABSTRACT)(?=[\s.:\-\u2013\u2014]|[A-Z])[\s.:\-\u2013\u2014]*"
+)
+_PARSE_KEYS = ("grobid_parse", "pdf_parse", "pdf_parses", "latex_parse")
+
+
+@register_reader("s2orc", suffixes=(".json", *JSONL_SUFFIXES))
+def read_s2orc(path: Path, report: DropReport) -> Iterator[Paper]:
+    """Classic S2ORC JSON: metadata plus a GROBID/PDF parse with body_text paragraphs."""
+    for line, rec in iter_records(path, report):
+        pid = record_id(
+            rec, ("paper_id", "metadata.paper_id", "corpusid", "id"), path, line, report
+        )
+        if pid is None:
+            continue
+        paper = finish_paper(_paper(rec, pid, path, line), report)
+        if paper is not None:
+            yield paper
+
+
+def _find_parse(rec: dict[str, Any]) -> dict[str, Any]:
+    """The first parse that has body paragraphs; the record itself for flat layouts."""
+    for key in _PARSE_KEYS:
+        value = rec.get(key)
+        candidates = value if isinstance(value, list) else [value]
+        for cand in candidates:
+            if (
+                isinstance(cand, dict)
+                and isinstance(cand.get("body_text"), list)
+                and cand["body_text"]
+            ):
+                return cand
+    return rec
+
+
+def _paper(rec: dict[str, Any], pid: str, path: Path, line: int) -> Paper:
+    meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+
+    def field(name: str) -> Any:
+        value = meta.get(name)
+        return value if value not in (None, "") else rec.get(name)
+
+    parse = _find_parse(rec)
+    sections: list[Section] = []
+    abstract = _abstract_paragraphs(parse.get("abstract")) or _abstract_paragraphs(
+        field("abstract")
+    )
+    if abstract:
+        sections.append(Section(heading="Abstract", paragraphs=abstract))
+    sections.extend(_body_sections(parse.get("body_text")))
+    return Paper(
+        id=pid,
+        title=clean_str(field("title")),
+        year=to_year(field("year")),
+        sections=sections,
+        venue=clean_str(field("venue")) or clean_str(field("journal")),
+        source=str(path),
+        line=line,
+    )
+
+
+def _abstract_paragraphs(value: Any) -> list[str]:
+    """Abstract paragraphs from a string or a list of paragraph objects, minus the 'Abstract' label."""
+    if isinstance(value, str):
+        texts = [value]
+    elif isinstance(value, list):
+        texts = [p.get("text") if isinstance(p, dict) else p for p in value]
+    else:
+        return []
+    out = []
+    for text in texts:
+        if isinstance(text, str):
+            text = join_soft_breaks(text)
+            if not out:
+                text = _ABSTRACT_PREFIX.sub("", text, count=1)
+            if text:
+                out.append(text)
+    return out
+
+
+def _body_sections(body: Any) -> list[Section]:
+    sections: list[Section] = []
+    key: tuple[Any, Any] | None = None
+    for para in body if isinstance(body, list) else []:
+        if not isinstance(para, dict) or not isinstance(para.get("text"), str):
+            continue
+        heading = para.get("section") if isinstance(para.get("section"), str) else ""
+        number = para.get("sec_num")
+        if key != (heading, number) or not sections:
+            sections.append(section(heading, is_appendix=is_appendix_number(number)))
+            key = (heading, number)
+        sections[-1].paragraphs.append(join_soft_breaks(para["text"]))
+    return sections

@@ -1,0 +1,98 @@
+"""Reader for unarXive JSON Lines (arXiv LaTeX sources parsed to paragraphs).
+
+Record: ``{"paper_id", "metadata": {"id", "title", "versions": [{"created"}], "update_date", ...},
+"abstract": {"text", ...}, "body_text": [{"section", "sec_number", "sec_type", "content_type",
+"text"}], ...}``. Paragraph text keeps unarXive's ``{{cite:...}}``, ``{{formula:...}}``
+placeholders and ``REF`` markers; ``ratio.text`` handles them (``markup="latex"``).
+
+The date is the first version's submission date, the one a temporal split
+should use (``update_date`` moves whenever metadata is touched).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any
+
+from ratio.readers._common import (
+    JSONL_SUFFIXES,
+    clean_str,
+    finish_paper,
+    is_appendix_number,
+    iter_records,
+    join_soft_breaks,
+    record_id,
+    section,
+    to_iso_date,
+    to_year,
+)
+from ratio.readers.base import DropReport, register_reader
+from ratio.records import Paper, Section
+
+
+@register_reader("unarxive", suffixes=JSONL_SUFFIXES)
+def read_unarxive(path: Path, report: DropReport) -> Iterator[Paper]:
+    """unarXive JSONL: arXiv metadata plus LaTeX-derived body_text paragraphs."""
+    for line, rec in iter_records(path, report):
+        pid = record_id(rec, ("paper_id", "metadata.id"), path, line, report)
+        if pid is None:
+            continue
+        paper = finish_paper(_paper(rec, pid, path, line), report)
+        if paper is not None:
+            yield paper
+
+
+def first_version_date(meta: dict[str, Any]) -> str | None:
+    """ISO date of ``versions[0].created`` (RFC 2822, e.g. ``Thu, 22 Dec 2022 17:01:56 GMT``)."""
+    versions = meta.get("versions")
+    if isinstance(versions, list) and versions and isinstance(versions[0], dict):
+        created = versions[0].get("created")
+        if isinstance(created, str):
+            try:
+                return parsedate_to_datetime(created).date().isoformat()
+            except (TypeError, ValueError, IndexError):
+                pass
+    return None
+
+
+def _paper(rec: dict[str, Any], pid: str, path: Path, line: int) -> Paper:
+    meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+    date = first_version_date(meta)
+    year = to_year(date) if date else None
+    if year is None:  # no usable version date: fall back to the metadata update date
+        date = to_iso_date(meta.get("update_date"))
+        year = to_year(date)
+
+    sections: list[Section] = []
+    abstract = rec.get("abstract")
+    abstract_text = abstract.get("text") if isinstance(abstract, dict) else abstract
+    if not isinstance(abstract_text, str):
+        abstract_text = meta.get("abstract") if isinstance(meta.get("abstract"), str) else ""
+    if abstract_text.strip():
+        sections.append(Section(heading="Abstract", paragraphs=[join_soft_breaks(abstract_text)]))
+
+    key: tuple[Any, Any] | None = None
+    body = rec.get("body_text")
+    for para in body if isinstance(body, list) else []:
+        if not isinstance(para, dict) or not isinstance(para.get("text"), str):
+            continue
+        heading = para.get("section") if isinstance(para.get("section"), str) else ""
+        number = para.get("sec_number")
+        if key != (heading, number) or len(sections) == 0:
+            sections.append(section(heading, is_appendix=is_appendix_number(number)))
+            key = (heading, number)
+        sections[-1].paragraphs.append(join_soft_breaks(para["text"]))
+
+    return Paper(
+        id=pid,
+        title=clean_str(meta.get("title")),
+        year=year,
+        sections=sections,
+        date=date,
+        venue="arXiv",
+        source=str(path),
+        line=line,
+        markup="latex",
+    )

@@ -1,0 +1,233 @@
+"""The retriever interface shared by BM25, dense and hybrid systems, and their registry.
+
+Every retriever indexes a list of (id, text) candidates, answers a batch of
+queries with ranked 2-D arrays, and persists its index to a directory that
+reloads memory-mapped, so the evaluation harness and the server can share one
+index on disk instead of rebuilding it per process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ratio.io import RatioError
+
+META_FILE = "retriever.json"
+
+
+class RetrievalError(RatioError):
+    pass
+
+
+@dataclass
+class SearchResult:
+    """Ranked results of a query batch: ``ids[i, j]`` is query i's rank-(j+1) candidate."""
+
+    ids: np.ndarray  # (n_queries, k) of str
+    scores: np.ndarray  # (n_queries, k) float32, descending per row
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def to_run(self, query_ids: Sequence[str]) -> dict[str, dict[str, float]]:
+        """``{query_id: {candidate_id: score}}``, the run shape the metrics take."""
+        if len(query_ids) != len(self.ids):
+            raise ValueError(f"{len(query_ids)} query ids for {len(self.ids)} result rows")
+        return {
+            q: {str(c): float(s) for c, s in zip(row_ids, row_scores, strict=True) if c != ""}
+            for q, row_ids, row_scores in zip(query_ids, self.ids, self.scores, strict=True)
+        }
+
+
+def pool_fingerprint(ids: Sequence[str], texts: Sequence[str]) -> str:
+    """A hash of the exact candidate pool, so a cached index is reused only for that pool."""
+    h = hashlib.sha1()
+    for i, t in zip(ids, texts, strict=True):
+        h.update(i.encode())
+        h.update(b"\x1f")
+        h.update(t.encode())
+        h.update(b"\x1e")
+    return h.hexdigest()[:20]
+
+
+class Retriever(ABC):
+    """Index candidates once, then rank them for batches of queries."""
+
+    kind: ClassVar[str] = ""
+
+    def __init__(self, name: str = "") -> None:
+        self.name = name or self.kind
+        self.doc_ids: np.ndarray = np.array([], dtype=str)
+        self.fingerprint = ""
+
+    @abstractmethod
+    def index(self, ids: list[str], texts: list[str]) -> None: ...
+
+    @abstractmethod
+    def search(self, queries: list[str], k: int) -> SearchResult: ...
+
+    @abstractmethod
+    def params(self) -> dict[str, Any]:
+        """The settings that define this retriever (saved, and part of cache keys)."""
+
+    @abstractmethod
+    def _save(self, directory: Path) -> None: ...
+
+    @classmethod
+    @abstractmethod
+    def _load(cls, directory: Path, meta: dict[str, Any], mmap: bool) -> Retriever: ...
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_ids)
+
+    def _set_pool(self, ids: list[str], texts: list[str]) -> None:
+        if len(ids) != len(texts):
+            raise RetrievalError(f"{len(ids)} ids but {len(texts)} texts")
+        if len(set(ids)) != len(ids):
+            raise RetrievalError("candidate ids must be unique")
+        self.doc_ids = np.asarray(ids, dtype=str)
+        self.fingerprint = pool_fingerprint(ids, texts)
+
+    def _check_indexed(self) -> None:
+        if not self.n_docs:
+            raise RetrievalError(f"retriever {self.name!r} has no index; call index() or load()")
+
+    def save(self, directory: str | os.PathLike) -> None:
+        """Write the index to ``directory`` atomically (a crash leaves the old index intact)."""
+        self._check_indexed()
+        target = Path(directory)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        try:
+            np.save(tmp / "doc_ids.npy", self.doc_ids)
+            self._save(tmp)
+            meta = {
+                "kind": self.kind,
+                "name": self.name,
+                "params": self.params(),
+                "n_docs": self.n_docs,
+                "fingerprint": self.fingerprint,
+            }
+            (tmp / META_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True))
+            if target.exists():
+                old = target.with_name(f".{target.name}.old.{os.getpid()}")
+                os.replace(target, old)
+                os.replace(tmp, target)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, target)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike, mmap: bool = True) -> Retriever:
+        """Reload a saved index; with ``mmap`` large arrays stay on disk until touched."""
+        d = Path(directory)
+        meta = read_meta(d)
+        klass = _CLASSES.get(meta["kind"])
+        if klass is None:
+            raise RetrievalError(f"{d / META_FILE}: unknown retriever kind {meta['kind']!r}")
+        if cls is not Retriever and not issubclass(klass, cls):
+            raise RetrievalError(f"{d} holds a {meta['kind']!r} index, not {cls.kind!r}")
+        r = klass._load(d, meta, mmap)
+        r.name = meta.get("name", r.name)
+        r.doc_ids = np.load(d / "doc_ids.npy", mmap_mode="r" if mmap else None)
+        r.fingerprint = meta.get("fingerprint", "")
+        return r
+
+    def _top_k(self, k: int) -> int:
+        return max(0, min(k, self.n_docs))
+
+
+def read_meta(directory: Path) -> dict[str, Any]:
+    p = Path(directory) / META_FILE
+    if not p.is_file():
+        raise RetrievalError(f"no saved index at {directory} (missing {META_FILE})")
+    try:
+        return json.loads(p.read_text())
+    except ValueError as e:
+        raise RetrievalError(f"{p}: unreadable index metadata: {e}") from e
+
+
+def top_k_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and values of each row's k largest scores, ranked (ties: lower index first)."""
+    n = scores.shape[1]
+    k = min(k, n)
+    if k == 0:
+        return np.zeros((len(scores), 0), dtype=np.int64), np.zeros((len(scores), 0), scores.dtype)
+    if k < n:
+        part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    else:
+        part = np.broadcast_to(np.arange(n), scores.shape).copy()
+    vals = np.take_along_axis(scores, part, axis=1)
+    order = np.lexsort((part, -vals), axis=1)
+    idx = np.take_along_axis(part, order, axis=1)
+    return idx, np.take_along_axis(scores, idx, axis=1)
+
+
+# ---------------------------------------------------------------- registry
+
+_CLASSES: dict[str, type[Retriever]] = {}
+_FACTORIES: dict[str, Callable[..., Retriever]] = {}
+
+
+def register_retriever(kind: str, factory: Callable[..., Retriever] | None = None):
+    """Register a retriever class (its ``load``) and a factory building it from a SystemConfig.
+
+    The factory takes ``(system, *, systems, cache_dir)``: ``systems`` maps names to
+    other SystemConfigs (hybrids name their components), ``cache_dir`` is where
+    dense models keep embeddings.
+    """
+
+    def deco(klass: type[Retriever]) -> type[Retriever]:
+        klass.kind = kind
+        _CLASSES[kind] = klass
+        _FACTORIES[kind] = factory or getattr(klass, "from_config")  # noqa: B009
+        return klass
+
+    return deco
+
+
+def retriever_kinds() -> list[str]:
+    _import_builtin()
+    return sorted(_FACTORIES)
+
+
+def build_retriever(
+    system: Any,
+    *,
+    systems: dict[str, Any] | None = None,
+    cache_dir: str | os.PathLike | None = None,
+) -> Retriever:
+    """An unindexed retriever for a ``SystemConfig``, chosen by its ``kind``."""
+    _import_builtin()
+    factory = _FACTORIES.get(system.kind)
+    if factory is None:
+        raise RetrievalError(
+            f"system {system.name!r}: unknown kind {system.kind!r}; "
+            f"known kinds: {', '.join(sorted(_FACTORIES))}"
+        )
+    return factory(system, systems=systems or {}, cache_dir=cache_dir)
+
+
+def load_retriever(directory: str | os.PathLike, mmap: bool = True) -> Retriever:
+    _import_builtin()
+    return Retriever.load(directory, mmap=mmap)
+
+
+def _import_builtin() -> None:
+    # Imported lazily: dense pulls in torch, which BM25-only users should not pay for.
+    from ratio.retrieval import bm25, dense, hybrid  # noqa: F401

@@ -1,0 +1,236 @@
+"""BM25 over stemmed, stopword-filtered tokens, with optional n-gram tokens (Appendix C).
+
+Tokenization follows ``bm25s.tokenize`` exactly for unigrams (lowercase,
+``\\b\\w\\w+\\b`` words, English stopwords removed, Snowball stemming), so scores
+equal bm25s's own. The uni+bigram and uni+trigram variants add n-grams of the
+stemmed non-stopword tokens, joined with ``_``, as extra tokens.
+
+Scoring uses bm25s's precomputed sparse score matrix (bm25s builds and saves
+the index). With numba installed, search runs our cached jitted kernel
+(``_bm25_kernel``), which touches only documents sharing a query term; without
+it, queries are scored in batches with one sparse matrix product. Both give the
+same sums as bm25s (benchmarks/retrieval.py compares speed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ratio.retrieval.base import (
+    RetrievalError,
+    Retriever,
+    SearchResult,
+    register_retriever,
+    top_k_rows,
+)
+
+TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+
+
+def english_stopwords() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
+
+def _numba_backend() -> str:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return "sparse"
+    return "numba"
+
+
+class Bm25Tokenizer:
+    """Text → tokens: words, minus stopwords, Snowball-stemmed, plus n-gram tokens.
+
+    ``ngram = n > 1`` adds the n-grams (only n, as in the paper's
+    "unigrams+trigrams") of the stemmed non-stopword sequence to the unigrams.
+    """
+
+    def __init__(self, ngram: int = 1, stopwords: str = "english", stemmer: str = "english"):
+        if ngram < 1:
+            raise RetrievalError(f"ngram must be >= 1, got {ngram}")
+        import Stemmer
+
+        self.ngram = ngram
+        self.stopwords_lang = stopwords
+        self.stemmer_lang = stemmer
+        self._split = re.compile(TOKEN_PATTERN).findall
+        self._stop = english_stopwords() if stopwords == "english" else frozenset()
+        self._stemmer = Stemmer.Stemmer(stemmer) if stemmer else None
+        self._stems: dict[str, str] = {}
+
+    def config(self) -> dict[str, Any]:
+        return {"ngram": self.ngram, "stopwords": self.stopwords_lang, "stemmer": self.stemmer_lang}
+
+    def _stem_all(self, words: set[str]) -> None:
+        new = [w for w in words if w not in self._stems]
+        if new:
+            stems = self._stemmer.stemWords(new) if self._stemmer else new
+            self._stems.update(zip(new, stems, strict=True))
+
+    def tokenize(self, texts: list[str]) -> list[list[str]]:
+        stop = self._stop
+        words_per_text = [[w for w in self._split(t.lower()) if w not in stop] for t in texts]
+        self._stem_all({w for ws in words_per_text for w in ws})
+        stems = self._stems
+        out = []
+        n = self.ngram
+        for ws in words_per_text:
+            toks = [stems[w] for w in ws]
+            if n > 1 and len(toks) >= n:
+                toks += ["_".join(toks[i : i + n]) for i in range(len(toks) - n + 1)]
+            out.append(toks)
+        return out
+
+
+@register_retriever("bm25")
+class BM25Retriever(Retriever):
+    """Lucene-variant BM25 (bm25s defaults k1=1.5, b=0.75) over Ratio's tokenization."""
+
+    def __init__(
+        self,
+        name: str = "",
+        ngram: int = 1,
+        k1: float = 1.5,
+        b: float = 0.75,
+        method: str = "lucene",
+        batch_size: int = 256,
+        backend: str = "auto",
+    ) -> None:
+        super().__init__(name or (f"bm25-{ngram}gram" if ngram > 1 else "bm25"))
+        self.tokenizer = Bm25Tokenizer(ngram=ngram)
+        self.k1, self.b, self.method = k1, b, method
+        self.batch_size = batch_size
+        if backend not in ("auto", "numba", "sparse"):
+            raise RetrievalError(f"BM25 backend must be auto, numba or sparse, got {backend!r}")
+        self.backend = _numba_backend() if backend == "auto" else backend
+        self.model = None  # bm25s.BM25
+        self._matrix = None  # (vocab x docs) CSR view of the score matrix
+
+    @classmethod
+    def from_config(cls, system: Any, **_: Any) -> BM25Retriever:
+        return cls(name=system.name, ngram=system.ngram or 1)
+
+    def params(self) -> dict[str, Any]:
+        return {**self.tokenizer.config(), "k1": self.k1, "b": self.b, "method": self.method}
+
+    def index(self, ids: list[str], texts: list[str]) -> None:
+        import bm25s
+
+        self._set_pool(ids, texts)
+        tokens = self.tokenizer.tokenize(texts)
+        model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
+        model.index(tokens, show_progress=False)
+        self.model = model
+        self._matrix = None
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        return self.model.vocab_dict
+
+    def _term_matrix(self):
+        """The score matrix as CSR (terms x docs): row t holds term t's per-doc scores."""
+        if self._matrix is None:
+            import scipy.sparse as sp
+
+            s = self.model.scores
+            n_terms = len(s["indptr"]) - 1
+            self._matrix = sp.csr_matrix(
+                (s["data"], s["indices"], s["indptr"]), shape=(n_terms, s["num_docs"]), copy=False
+            )
+        return self._matrix
+
+    def query_matrix(self, queries: list[str]):
+        """Queries as a sparse (queries x terms) count matrix; unknown tokens drop out."""
+        return self._token_matrix(self.tokenizer.tokenize(queries))
+
+    def _token_matrix(self, token_lists: list[list[str]]):
+        import scipy.sparse as sp
+
+        vocab = self.vocab
+        rows, cols = [], []
+        for i, toks in enumerate(token_lists):
+            ids = [vocab[t] for t in toks if t in vocab and t]
+            rows.extend([i] * len(ids))
+            cols.extend(ids)
+        data = np.ones(len(cols), dtype=np.float32)
+        n_terms = self._term_matrix().shape[0]
+        return sp.csr_matrix(
+            (data, (rows, cols)), shape=(len(token_lists), n_terms), dtype=np.float32
+        )
+
+    def score(self, queries: list[str]) -> np.ndarray:
+        """Dense (queries x docs) BM25 scores, for small batches and tests."""
+        self._check_indexed()
+        return np.asarray((self.query_matrix(queries) @ self._term_matrix()).todense())
+
+    def search(self, queries: list[str], k: int) -> SearchResult:
+        """Top-k candidates per query; candidates sharing no term with a query are left out
+        (their ranking would be arbitrary), padded with id ``""`` and score ``-inf``."""
+        self._check_indexed()
+        return self.search_tokens(self.tokenizer.tokenize(queries), k)
+
+    def search_tokens(self, token_lists: list[list[str]], k: int) -> SearchResult:
+        """:meth:`search` on already tokenized queries."""
+        self._check_indexed()
+        k = self._top_k(k)
+        n = len(token_lists)
+        if self.backend == "numba" and n and k:
+            return self._search_numba(token_lists, k)
+        matrix = self._term_matrix()
+        all_ids = np.full((n, k), "", dtype=self.doc_ids.dtype)
+        all_scores = np.full((n, k), -np.inf, dtype=np.float32)
+        for start in range(0, n, self.batch_size):
+            batch = token_lists[start : start + self.batch_size]
+            dense = (self._token_matrix(batch) @ matrix).toarray()
+            idx, vals = top_k_rows(dense, k)
+            keep = vals > 0
+            all_ids[start : start + len(batch)] = np.where(keep, self.doc_ids[idx], "")
+            all_scores[start : start + len(batch)] = np.where(keep, vals, -np.inf)
+        return SearchResult(all_ids, all_scores)
+
+    def _search_numba(self, token_lists: list[list[str]], k: int) -> SearchResult:
+        from ratio.retrieval._bm25_kernel import retrieve_topk
+
+        vocab = self.vocab
+        ids = [[vocab[t] for t in toks if t in vocab and t] for toks in token_lists]
+        q_ptr = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum([len(x) for x in ids], out=q_ptr[1:])
+        q_ids = np.fromiter((t for x in ids for t in x), dtype=np.int64, count=int(q_ptr[-1]))
+        s = self.model.scores
+        out_idx = np.full((len(ids), k), -1, dtype=np.int64)
+        out_val = np.full((len(ids), k), -np.inf, dtype=np.float32)
+        retrieve_topk(
+            np.asarray(s["indptr"]),
+            np.asarray(s["indices"]),
+            np.asarray(s["data"], dtype=np.float32),
+            int(s["num_docs"]),
+            q_ptr,
+            q_ids,
+            k,
+            out_idx,
+            out_val,
+        )
+        found = out_idx >= 0
+        doc_ids = np.where(found, self.doc_ids[np.maximum(out_idx, 0)], "")
+        return SearchResult(doc_ids, out_val)
+
+    def _save(self, directory: Path) -> None:
+        self.model.save(str(directory / "bm25s"), show_progress=False)
+        (directory / "tokenizer.json").write_text(json.dumps(self.tokenizer.config()))
+
+    @classmethod
+    def _load(cls, directory: Path, meta: dict[str, Any], mmap: bool) -> BM25Retriever:
+        import bm25s
+
+        p = meta["params"]
+        r = cls(ngram=p["ngram"], k1=p["k1"], b=p["b"], method=p["method"])
+        r.model = bm25s.BM25.load(str(directory / "bm25s"), mmap=mmap, show_progress=False)
+        return r

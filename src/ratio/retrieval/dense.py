@@ -1,0 +1,273 @@
+"""Dense retrieval: any sentence-transformers or model2vec model, FAISS inner-product search.
+
+Embeddings are L2-normalized so inner product is cosine similarity. Every
+encode goes through the on-disk :class:`~ratio.retrieval.cache.EmbeddingCache`
+(when a cache directory is given), so re-indexing a pool, an oracle sub-pool or
+a hybrid's component never re-encodes a text. Models load lazily: a saved index
+reloads (memory-mapped) without touching the model until the first query.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ratio.retrieval.base import (
+    RetrievalError,
+    Retriever,
+    SearchResult,
+    register_retriever,
+)
+from ratio.retrieval.cache import EmbeddingCache
+from ratio.retrieval.models import (
+    PREFIX_SETUPS,
+    ModelNotFoundError,
+    is_static,
+    model_key,
+    prefixes,
+    resolve_model,
+)
+
+BACKENDS = ("auto", "torch", "int8", "static")
+
+
+def available_cores() -> int:
+    """Cores this process may run on (cgroup/affinity aware), optionally capped by RATIO_THREADS."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        n = os.cpu_count() or 1
+    cap = os.environ.get("RATIO_THREADS")
+    return max(1, min(n, int(cap))) if cap else max(1, n)
+
+
+class Encoder:
+    """Texts → normalized float32 embeddings with one model.
+
+    ``backend``: ``static`` (model2vec, for static models), ``torch`` (fp32
+    sentence-transformers), ``int8`` (torch dynamic quantization of Linear layers,
+    CPU only); ``auto`` picks static for model2vec directories, else torch.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        backend: str = "auto",
+        batch_size: int = 64,
+        device: str | None = None,
+        max_seq_length: int | None = 256,
+    ) -> None:
+        if backend not in BACKENDS:
+            raise RetrievalError(f"unknown encoder backend {backend!r}; use one of {BACKENDS}")
+        self.path, self.spec = resolve_model(model)
+        self.static = is_static(self.path)
+        if backend == "auto":
+            backend = "static" if self.static else "torch"
+        if self.static and backend != "static":
+            raise RetrievalError(f"{self.path} is a static model2vec model; use backend 'static'")
+        self.backend = backend
+        self.batch_size = batch_size
+        self.device = device
+        self.max_seq_length = max_seq_length
+        self.key = model_key(self.path) + ("-int8" if backend == "int8" else "")
+        self._model: Any = None
+
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            self._model = self._load()
+        return self._model
+
+    def _load(self) -> Any:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        if self.backend == "static":
+            from model2vec import StaticModel
+
+            return StaticModel.from_pretrained(str(self.path))
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        torch.set_num_threads(available_cores())
+        device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if self.backend == "int8":
+            device = "cpu"
+        m = SentenceTransformer(str(self.path), device=device, local_files_only=True)
+        if self.max_seq_length and m.max_seq_length and m.max_seq_length > self.max_seq_length:
+            m.max_seq_length = self.max_seq_length  # sentences are short; caps padding cost
+        if self.backend == "int8":
+            m = torch.ao.quantization.quantize_dynamic(m, {torch.nn.Linear}, dtype=torch.qint8)
+        return m
+
+    @property
+    def dim(self) -> int:
+        if self.backend == "static":
+            return int(self.model.dim)
+        return int(self.model.get_sentence_embedding_dimension())
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        if self.backend == "static":
+            x = np.asarray(
+                self.model.encode(texts, batch_size=max(self.batch_size, 1024)), dtype=np.float32
+            )
+        else:
+            x = self.model.encode(
+                texts,
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=False,
+                show_progress_bar=False,
+            ).astype(np.float32, copy=False)
+        norms = np.linalg.norm(x, axis=1, keepdims=True)
+        return x / np.maximum(norms, 1e-12)
+
+
+@register_retriever("dense")
+class DenseRetriever(Retriever):
+    """Bi-encoder retrieval with exact (``flat``) or approximate (``hnsw``) FAISS search."""
+
+    def __init__(
+        self,
+        model: str,
+        name: str = "",
+        prefix: str = "none",
+        index: str = "flat",
+        cache_dir: str | os.PathLike | None = None,
+        backend: str = "auto",
+        batch_size: int = 64,
+        cache_queries: bool = True,
+        hnsw_m: int = 32,
+        ef_search: int = 256,
+    ) -> None:
+        super().__init__(name or Path(model).name)
+        if prefix not in PREFIX_SETUPS:
+            raise RetrievalError(f"prefix must be one of {PREFIX_SETUPS}, got {prefix!r}")
+        if index not in ("flat", "hnsw"):
+            raise RetrievalError(f"index must be 'flat' or 'hnsw', got {index!r}")
+        self.model_name = model
+        self.prefix_setup = prefix
+        self.index_type = index
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self.backend = backend
+        self.batch_size = batch_size
+        self.cache_queries = cache_queries
+        self.hnsw_m = hnsw_m
+        self.ef_search = ef_search
+        self._encoder: Encoder | None = None
+        self._caches: dict[str, EmbeddingCache] = {}
+        self.faiss_index: Any = None
+        _, spec = resolve_model(model)
+        self.query_prefix, self.doc_prefix = prefixes(spec, prefix)
+
+    @classmethod
+    def from_config(cls, system: Any, *, cache_dir=None, **_: Any) -> DenseRetriever:
+        return cls(
+            system.model,
+            name=system.name,
+            prefix=system.prefix,
+            index=system.index,
+            cache_dir=cache_dir,
+        )
+
+    @property
+    def encoder(self) -> Encoder:
+        if self._encoder is None:
+            self._encoder = Encoder(
+                self.model_name, backend=self.backend, batch_size=self.batch_size
+            )
+        return self._encoder
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "model": self.model_name,
+            "model_key": self.encoder.key,
+            "prefix": self.prefix_setup,
+            "query_prefix": self.query_prefix,
+            "doc_prefix": self.doc_prefix,
+            "index": self.index_type,
+            "backend": self.encoder.backend,
+        }
+
+    def _cache(self, prefix: str) -> EmbeddingCache | None:
+        if self.cache_dir is None:
+            return None
+        if prefix not in self._caches:
+            self._caches[prefix] = EmbeddingCache(self.cache_dir, self.encoder.key, prefix)
+        return self._caches[prefix]
+
+    def embed(self, texts: list[str], prefix: str, use_cache: bool = True) -> np.ndarray:
+        cache = self._cache(prefix) if use_cache else None
+        if cache is None:
+            return self.encoder.encode([prefix + t for t in texts])
+        return cache.get_or_encode(texts, self.encoder.encode, progress=True)
+
+    @property
+    def encoded(self) -> int:
+        """Texts sent to the model through the cache by this instance."""
+        return sum(c.encoded for c in self._caches.values())
+
+    def index(self, ids: list[str], texts: list[str]) -> None:
+        import faiss
+
+        self._set_pool(ids, texts)
+        faiss.omp_set_num_threads(available_cores())
+        x = self.embed(texts, self.doc_prefix)
+        if self.index_type == "hnsw":
+            idx = faiss.IndexHNSWFlat(x.shape[1], self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            idx.hnsw.efConstruction = 200
+        else:
+            idx = faiss.IndexFlatIP(x.shape[1])
+        idx.add(np.ascontiguousarray(x))
+        self.faiss_index = idx
+
+    def search(self, queries: list[str], k: int) -> SearchResult:
+        self._check_indexed()
+        k = self._top_k(k)
+        q = self.embed(queries, self.query_prefix, use_cache=self.cache_queries)
+        return self.search_vectors(q, k)
+
+    def search_vectors(self, q: np.ndarray, k: int) -> SearchResult:
+        """Rank the pool for already-encoded (normalized) query vectors."""
+        import faiss
+
+        k = self._top_k(k)
+        if self.index_type == "hnsw":
+            faiss.ParameterSpace().set_index_parameter(
+                self.faiss_index, "efSearch", max(self.ef_search, k)
+            )
+        scores, idx = self.faiss_index.search(np.ascontiguousarray(q, dtype=np.float32), k)
+        valid = idx >= 0  # HNSW may return fewer than k
+        ids = np.where(valid, self.doc_ids[np.where(valid, idx, 0)], "")
+        return SearchResult(ids, np.where(valid, scores, -np.inf).astype(np.float32))
+
+    def _save(self, directory: Path) -> None:
+        import faiss
+
+        faiss.write_index(self.faiss_index, str(directory / "faiss.index"))
+        (directory / "encoder.json").write_text(json.dumps({"path": str(self.encoder.path)}))
+
+    @classmethod
+    def _load(cls, directory: Path, meta: dict[str, Any], mmap: bool) -> DenseRetriever:
+        import faiss
+
+        p = meta["params"]
+        model = p["model"]
+        enc = directory / "encoder.json"
+        if enc.exists():
+            path = json.loads(enc.read_text())["path"]
+            try:
+                resolve_model(model)
+            except ModelNotFoundError:
+                model = path  # the registry name moved; fall back to the saved directory
+        r = cls(model, prefix=p["prefix"], index=p["index"], backend=p.get("backend", "auto"))
+        flags = faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY if mmap else 0
+        try:
+            r.faiss_index = faiss.read_index(str(directory / "faiss.index"), flags)
+        except RuntimeError:  # index type without mmap support
+            r.faiss_index = faiss.read_index(str(directory / "faiss.index"))
+        return r

@@ -1,0 +1,172 @@
+"""Known embedding models, their recommended prefixes, and where their files live.
+
+The paper evaluates each model under three input setups (Appendix C): no prefix,
+a generic ``query: `` / ``document: `` pair, and the prefix or instruction the
+model's authors recommend. This registry records the recommended one so a
+config only names the model and the setup.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ratio.io import RatioError
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+PREFIX_SETUPS = ("none", "generic", "recommended")
+GENERIC_PREFIXES = ("query: ", "document: ")
+
+STELLA_S2P = (
+    "Instruct: Given a web search query, retrieve relevant passages that answer the query.\nQuery: "
+)
+
+
+class ModelNotFoundError(RatioError):
+    pass
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What we know about a model: where it comes from and how to prefix its inputs."""
+
+    name: str
+    hf_id: str = ""
+    query_prefix: str = ""  # the authors' recommended query prefix or instruction
+    doc_prefix: str = ""
+    static: bool = False  # a model2vec static embedding model (no transformer)
+
+
+KNOWN_MODELS: dict[str, ModelSpec] = {
+    s.name: s
+    for s in [
+        ModelSpec("all-mpnet-base-v2", "sentence-transformers/all-mpnet-base-v2"),
+        ModelSpec("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"),
+        ModelSpec("potion-mpnet-256", "", static=True),
+        ModelSpec("potion-base-8M", "minishlab/potion-base-8M", static=True),
+        ModelSpec("potion-retrieval-32M", "minishlab/potion-retrieval-32M", static=True),
+        ModelSpec(
+            "modernbert-embed-large",
+            "lightonai/modernbert-embed-large",
+            "search_query: ",
+            "search_document: ",
+        ),
+        ModelSpec(
+            "modernbert-embed-base",
+            "nomic-ai/modernbert-embed-base",
+            "search_query: ",
+            "search_document: ",
+        ),
+        ModelSpec(
+            "nomic-embed-text-v1.5",
+            "nomic-ai/nomic-embed-text-v1.5",
+            "search_query: ",
+            "search_document: ",
+        ),
+        ModelSpec("stella_en_1.5B_v5", "NovaSearch/stella_en_1.5B_v5", STELLA_S2P, ""),
+        ModelSpec("stella_en_400M_v5", "NovaSearch/stella_en_400M_v5", STELLA_S2P, ""),
+        ModelSpec("e5-base-v2", "intfloat/e5-base-v2", "query: ", "passage: "),
+        ModelSpec("e5-large-v2", "intfloat/e5-large-v2", "query: ", "passage: "),
+        ModelSpec(
+            "bge-base-en-v1.5",
+            "BAAI/bge-base-en-v1.5",
+            "Represent this sentence for searching relevant passages: ",
+            "",
+        ),
+        ModelSpec(
+            "bge-large-en-v1.5",
+            "BAAI/bge-large-en-v1.5",
+            "Represent this sentence for searching relevant passages: ",
+            "",
+        ),
+    ]
+}
+
+
+def models_dirs() -> list[Path]:
+    """Directories searched for a model by name: ``$RATIO_MODELS`` then the repo's ``models/``."""
+    dirs = []
+    if os.environ.get("RATIO_MODELS"):
+        dirs += [Path(p) for p in os.environ["RATIO_MODELS"].split(os.pathsep) if p]
+    dirs.append(REPO_ROOT / "models")
+    return dirs
+
+
+def _is_model_dir(p: Path) -> bool:
+    return p.is_dir() and any(
+        (p / f).exists() for f in ("modules.json", "config.json", "model.safetensors")
+    )
+
+
+def resolve_model(name_or_path: str) -> tuple[Path, ModelSpec]:
+    """Find a model's directory from a registry name, a directory name or a path.
+
+    Lookups are offline only: a model must already be on disk.
+    """
+    if not name_or_path:
+        raise ModelNotFoundError("no model given for a dense system (set `model = ...`)")
+    spec = KNOWN_MODELS.get(name_or_path)
+    candidates: list[Path] = []
+    direct = Path(name_or_path).expanduser()
+    if direct.is_absolute() or name_or_path.startswith((".", "~")) or "/" in name_or_path:
+        candidates.append(direct)
+    names = [name_or_path]
+    if spec and spec.hf_id:
+        names.append(spec.hf_id.split("/")[-1])
+    for d in models_dirs():
+        candidates += [d / n for n in names]
+    for c in candidates:
+        if _is_model_dir(c):
+            c = c.resolve()
+            if spec is None:
+                spec = KNOWN_MODELS.get(c.name) or ModelSpec(c.name, static=_looks_static(c))
+            return c, spec
+    searched = ", ".join(str(c) for c in candidates)
+    raise ModelNotFoundError(
+        f"model {name_or_path!r} not found (looked in: {searched}); download it into "
+        f"$RATIO_MODELS or models/, or give a directory path"
+    )
+
+
+def _looks_static(path: Path) -> bool:
+    """model2vec directories have a config with ``model_type: model2vec``."""
+    cfg = path / "config.json"
+    if not cfg.exists():
+        return False
+    try:
+        data = json.loads(cfg.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return data.get("model_type") == "model2vec"
+
+
+def is_static(path: Path) -> bool:
+    return _looks_static(path)
+
+
+def prefixes(spec: ModelSpec, setup: str) -> tuple[str, str]:
+    """(query prefix, document prefix) for a prefix setup."""
+    if setup == "none":
+        return "", ""
+    if setup == "generic":
+        return GENERIC_PREFIXES
+    if setup == "recommended":
+        return spec.query_prefix, spec.doc_prefix
+    raise RatioError(f"unknown prefix setup {setup!r}; expected one of {', '.join(PREFIX_SETUPS)}")
+
+
+def model_key(path: Path) -> str:
+    """A cache key for a model: its directory name plus a hash of its files' names and sizes.
+
+    Sizes are cheap to read and change whenever weights are replaced (a fine-tuned
+    checkpoint saved over the same directory gets a new key).
+    """
+    h = hashlib.sha1()
+    for f in sorted(path.rglob("*")):
+        if f.is_file() and f.suffix in {".json", ".safetensors", ".bin", ".onnx", ".txt", ".model"}:
+            h.update(f"{f.relative_to(path)}:{f.stat().st_size}\n".encode())
+    return f"{path.name}-{h.hexdigest()[:12]}"

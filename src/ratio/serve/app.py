@@ -1,0 +1,325 @@
+"""The HTTP API and web page: inspiration search for people (the page) and programs (JSON).
+
+Endpoints: ``POST /search`` (one move), ``POST /moves`` (all three side by
+side), ``GET /info``, ``GET /health``, ``GET /metrics``; OpenAPI at
+``/openapi.json``; the page at ``/``. Searches are plain ``def`` handlers, so
+FastAPI runs them in its threadpool and one slow query never blocks the event
+loop; the engine serializes access to each retriever itself.
+
+Every client mistake is a 4xx whose body is ``{"error": "...", "detail": [...]}``
+with a message a person can act on; the server keeps running.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter, deque
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+
+from ratio import __version__
+from ratio.io import RatioError
+from ratio.serve.engine import (
+    BLANK,
+    MAX_K,
+    MAX_QUERY_CHARS,
+    QUERY_PATTERN,
+    SearchEngine,
+    ServeError,
+)
+
+STATIC = Path(__file__).parent / "static"
+Move = Literal["address", "broaden", "specify"]
+
+# ---------------------------------------------------------------- request / response models
+
+
+class _Filters(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(
+        ...,
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description="A research statement: a problem, claim, observation or objective.",
+        examples=["Reward models trained on human preferences are easy to over-optimize."],
+        json_schema_extra={"pattern": QUERY_PATTERN},  # not blank; checked by _not_blank
+    )
+    k: int = Field(10, ge=1, le=MAX_K, description="How many results to return.")
+    retriever: str | None = Field(
+        None,
+        max_length=200,
+        description="'auto' (the move's trained model when present, else the default), "
+        "'bm25', 'dense', 'hybrid', 'trained', or a system named in the run config.",
+    )
+    year_min: int | None = Field(None, ge=0, le=9999, description="Earliest paper year.")
+    year_max: int | None = Field(None, ge=0, le=9999, description="Latest paper year.")
+    venue: str | None = Field(None, max_length=200, description="Only papers from this venue.")
+    exclude_paper: str | None = Field(
+        None, max_length=200, description="Leave out this paper (e.g. the query's own)."
+    )
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip(BLANK):
+            raise ValueError("query is empty: give a research statement to search with")
+        return v
+
+    @model_validator(mode="after")
+    def _years(self):
+        if (
+            self.year_min is not None
+            and self.year_max is not None
+            and self.year_min > self.year_max
+        ):
+            raise ValueError(
+                f"year_min ({self.year_min}) is greater than year_max ({self.year_max})"
+            )
+        return self
+
+    def filters(self) -> dict[str, Any]:
+        return {
+            "year_min": self.year_min,
+            "year_max": self.year_max,
+            "venue": self.venue or None,
+            "exclude_paper": self.exclude_paper or None,
+        }
+
+
+class SearchRequest(_Filters):
+    move: Move = Field(
+        "address",
+        description="address: approaches to a stated problem; broaden: more general "
+        "formulations; specify: concrete instances.",
+    )
+
+
+class MovesRequest(_Filters):
+    pass
+
+
+class Context(BaseModel):
+    prev: str | None = Field(None, description="The sentence before, same paragraph.")
+    next: str | None = Field(None, description="The sentence after, same paragraph.")
+
+
+class Hit(BaseModel):
+    rank: int
+    candidate_id: str
+    text: str
+    paper_id: str | None
+    title: str | None
+    year: int | None
+    venue: str | None
+    section: str | None
+    section_category: str | None
+    context: Context
+    score: float
+    retriever: str
+
+
+class SearchResponse(BaseModel):
+    query: str
+    move: Move
+    retriever: str
+    k: int
+    results: list[Hit]
+    took_ms: float
+    note: str | None = None
+
+
+class MovesResponse(BaseModel):
+    query: str
+    k: int
+    moves: dict[str, SearchResponse]
+    took_ms: float
+
+
+class ErrorResponse(BaseModel):
+    error: str
+    detail: list[dict[str, Any]] | None = None
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorResponse, "description": "Malformed request body."},
+    422: {"model": ErrorResponse, "description": "Invalid field (empty query, bad move, k...)."},
+    503: {"model": ErrorResponse, "description": "A retriever could not be loaded."},
+}
+
+# ---------------------------------------------------------------- metrics
+
+
+class Metrics:
+    """Request counts and recent latencies per route, for ``GET /metrics``."""
+
+    def __init__(self, window: int = 10_000) -> None:
+        self.counts: Counter[tuple[str, int]] = Counter()
+        self.latencies: dict[str, deque[float]] = {}
+        self.window = window
+        self.lock = threading.Lock()
+        self.started = time.time()
+
+    def record(self, route: str, status: int, ms: float) -> None:
+        with self.lock:
+            self.counts[(route, status)] += 1
+            self.latencies.setdefault(route, deque(maxlen=self.window)).append(ms)
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            counts = dict(self.counts)
+            lats = {r: np.array(d) for r, d in self.latencies.items()}
+        routes: dict[str, Any] = {}
+        for (route, status), n in sorted(counts.items()):
+            routes.setdefault(route, {"requests": 0, "by_status": {}})
+            routes[route]["requests"] += n
+            routes[route]["by_status"][str(status)] = n
+        for route, a in lats.items():
+            if len(a):
+                p50, p95, p99 = np.percentile(a, [50, 95, 99])
+                routes[route]["latency_ms"] = {
+                    "p50": round(float(p50), 3),
+                    "p95": round(float(p95), 3),
+                    "p99": round(float(p99), 3),
+                    "mean": round(float(a.mean()), 3),
+                    "window": len(a),
+                }
+        return {
+            "uptime_s": round(time.time() - self.started, 1),
+            "requests": sum(counts.values()),
+            "routes": routes,
+        }
+
+
+# ---------------------------------------------------------------- the app
+
+
+def _error_message(errors: list[dict[str, Any]]) -> str:
+    parts = []
+    for e in errors:
+        loc = ".".join(str(x) for x in e.get("loc", ()) if x != "body")
+        msg = str(e.get("msg", "invalid")).removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}" if loc else msg)
+    return "; ".join(parts) or "invalid request"
+
+
+def create_app(engine: SearchEngine) -> FastAPI:
+    """The FastAPI app over an opened engine (one engine per process, shared by all threads)."""
+    app = FastAPI(
+        title="Ratio inspiration search",
+        docs_url=None,  # Swagger/ReDoc pages load scripts from a CDN; the service works offline
+        redoc_url=None,
+        version=__version__,
+        description=(
+            "Retrieve sentences from scientific papers that suggest an ideation move for a "
+            "research statement: Address (approaches to a problem), Broaden (more general "
+            "formulations), Specify (concrete instances)."
+        ),
+    )
+    app.state.engine = engine
+    metrics = Metrics()
+    app.state.metrics = metrics
+
+    @app.middleware("http")
+    async def _measure(request: Request, call_next):
+        t0 = time.perf_counter()
+        response = await call_next(request)
+        route = request.scope.get("route")
+        path = getattr(route, "path", None) or "other"
+        metrics.record(
+            f"{request.method} {path}", response.status_code, (time.perf_counter() - t0) * 1000
+        )
+        if path == "/" or path.startswith("/static"):
+            # the page loads only its own files: no CDN, no inline script
+            response.headers["Content-Security-Policy"] = (
+                "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+                "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+            )
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError):
+        errors = [{k: v for k, v in e.items() if k in ("loc", "msg", "type")} for e in exc.errors()]
+        for e in errors:
+            e["loc"] = [str(x) for x in e.get("loc", ())]
+        if any(e.get("type") == "json_invalid" for e in errors):
+            return JSONResponse(
+                {"error": f"malformed JSON body: {_error_message(errors)}", "detail": errors}, 400
+            )
+        return JSONResponse({"error": _error_message(errors), "detail": errors}, 422)
+
+    @app.exception_handler(ServeError)
+    async def _serve_error(request: Request, exc: ServeError):
+        return JSONResponse({"error": str(exc)}, exc.status)
+
+    @app.exception_handler(RatioError)
+    async def _ratio_error(request: Request, exc: RatioError):
+        return JSONResponse({"error": f"retriever unavailable: {exc}"}, 503)
+
+    # The retriever field lists this engine's retrievers, so the schema says what is valid.
+    names = Literal[tuple(engine.retriever_names())]  # type: ignore[valid-type]
+    retriever_field = (
+        names | None,
+        Field(None, description=_Filters.model_fields["retriever"].description),
+    )
+    search_model = create_model("SearchRequest", __base__=SearchRequest, retriever=retriever_field)
+    moves_model = create_model("MovesRequest", __base__=MovesRequest, retriever=retriever_field)
+
+    def search(req: SearchRequest) -> dict[str, Any]:
+        """Top-k inspirations for one statement and one ideation move."""
+        return engine.search(req.query, req.move, req.k, req.retriever, **req.filters())
+
+    def moves(req: MovesRequest) -> dict[str, Any]:
+        """Address, Broaden and Specify side by side for one statement."""
+        return engine.moves(req.query, req.k, req.retriever, **req.filters())
+
+    # real classes, not the strings `from __future__ import annotations` leaves behind
+    search.__annotations__ = {"req": search_model, "return": dict[str, Any]}
+    moves.__annotations__ = {"req": moves_model, "return": dict[str, Any]}
+    app.post("/search", response_model=SearchResponse, responses=ERRORS, tags=["search"])(search)
+    app.post("/moves", response_model=MovesResponse, responses=ERRORS, tags=["search"])(moves)
+
+    @app.get("/info", tags=["service"])
+    def info() -> dict[str, Any]:
+        """The pool, the moves, and the retrievers a request may choose."""
+        return engine.info()
+
+    @app.get("/health", tags=["service"])
+    def health() -> dict[str, Any]:
+        """Liveness: the pool is open and how long the server has been up."""
+        return {
+            "status": "ok",
+            "version": __version__,
+            "candidates": engine.pool.n,
+            "uptime_s": round(time.time() - metrics.started, 1),
+        }
+
+    @app.get("/metrics", tags=["service"])
+    def get_metrics() -> dict[str, Any]:
+        """Request counts by route and status, latency percentiles over the last requests."""
+        return metrics.snapshot()
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return app
+
+
+def serve(
+    engine: SearchEngine, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning"
+) -> None:
+    """Run the app with uvicorn until interrupted."""
+    import uvicorn
+
+    uvicorn.run(create_app(engine), host=host, port=port, log_level=log_level)

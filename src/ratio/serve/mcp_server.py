@@ -1,0 +1,157 @@
+"""An MCP tool server so agents can ask for inspirations: tools ``address``, ``broaden``,
+``specify`` and ``moves`` over the same engine as the HTTP API (stdio transport).
+
+Run ``ratio mcp --config FILE`` (or ``python -m ratio.serve.mcp_server --config FILE``)
+and register that command with an MCP client; see docs/serve.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ratio.serve.engine import MOVES, SearchEngine
+
+INSTRUCTIONS = (
+    "Ratio retrieves sentences from scientific papers that suggest a next ideation move for a "
+    "research statement. address: approaches or insights that could address a stated problem. "
+    "broaden: more general formulations of the statement (zoom out). specify: concrete "
+    "instances, mechanisms or examples of it (zoom in). Pass one statement (a sentence or two); "
+    "each result has the sentence, its paper (title, year, venue, section) and its neighbouring "
+    "sentences as context."
+)
+
+DESCRIPTIONS = {
+    "address": "Find approaches or insights from the literature that could address the problem "
+    "stated in `statement`.",
+    "broaden": "Find broader, more general formulations of `statement`, of which it is a "
+    "particular instance (zoom out).",
+    "specify": "Find concrete instances, mechanisms or examples that instantiate `statement` "
+    "(zoom in).",
+}
+
+
+def _compact(hit: dict[str, Any]) -> dict[str, Any]:
+    """A result as an agent needs it: the sentence, where it comes from, and its context."""
+    return {
+        "rank": hit["rank"],
+        "text": hit["text"],
+        "paper_id": hit["paper_id"],
+        "title": hit["title"],
+        "year": hit["year"],
+        "venue": hit["venue"],
+        "section": hit["section"],
+        "context_before": hit["context"]["prev"],
+        "context_after": hit["context"]["next"],
+        "score": round(hit["score"], 4),
+        "candidate_id": hit["candidate_id"],
+    }
+
+
+def _server_class():
+    try:  # mcp >= 2
+        from mcp.server.mcpserver import MCPServer
+
+        return MCPServer
+    except ImportError:  # mcp 1.x
+        from mcp.server.fastmcp import FastMCP
+
+        return FastMCP
+
+
+def build_server(get_engine: Callable[[], SearchEngine]):
+    """The MCP server object with one tool per move plus ``moves`` (all three)."""
+    server = _server_class()(name="ratio", instructions=INSTRUCTIONS)
+
+    def make_tool(move: str):
+        def tool(
+            statement: str,
+            k: int = 10,
+            year_min: int | None = None,
+            year_max: int | None = None,
+            venue: str | None = None,
+            exclude_paper: str | None = None,
+            retriever: str | None = None,
+        ) -> dict[str, Any]:
+            res = get_engine().search(
+                statement,
+                move,
+                max(1, min(int(k), 100)),
+                retriever,
+                year_min=year_min,
+                year_max=year_max,
+                venue=venue,
+                exclude_paper=exclude_paper,
+            )
+            return {
+                "move": move,
+                "retriever": res["retriever"],
+                "note": res["note"],
+                "results": [_compact(h) for h in res["results"]],
+            }
+
+        tool.__name__ = move
+        tool.__doc__ = DESCRIPTIONS[move]
+        return tool
+
+    for move in MOVES:
+        server.add_tool(make_tool(move), name=move, description=DESCRIPTIONS[move])
+
+    def moves(
+        statement: str,
+        k: int = 5,
+        year_min: int | None = None,
+        year_max: int | None = None,
+        venue: str | None = None,
+        exclude_paper: str | None = None,
+        retriever: str | None = None,
+    ) -> dict[str, Any]:
+        res = get_engine().moves(
+            statement,
+            max(1, min(int(k), 100)),
+            retriever,
+            year_min=year_min,
+            year_max=year_max,
+            venue=venue,
+            exclude_paper=exclude_paper,
+        )
+        return {
+            m: {"retriever": r["retriever"], "results": [_compact(h) for h in r["results"]]}
+            for m, r in res["moves"].items()
+        }
+
+    server.add_tool(
+        moves,
+        name="moves",
+        description="Address, Broaden and Specify side by side for one `statement`.",
+    )
+    return server
+
+
+def run_stdio(open_engine: Callable[[], SearchEngine]) -> None:
+    """Open the engine (any stray prints go to stderr, not the JSON-RPC stream), then serve."""
+    with contextlib.redirect_stdout(sys.stderr):
+        engine = open_engine()
+    build_server(lambda: engine).run("stdio")
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description="Ratio MCP tool server (stdio).")
+    p.add_argument("--config", "-c", default=None, help="TOML run config")
+    p.add_argument("--split", default=None, help="benchmark split pool (default: all)")
+    p.add_argument("--source", default=None, choices=["benchmark", "sentences"])
+    p.add_argument("--candidates", default=None, help="a candidates.parquet to serve")
+    p.add_argument("--retriever", default=None, help="default retriever")
+    a = p.parse_args(argv)
+    run_stdio(
+        lambda: SearchEngine.open(
+            a.config, split=a.split, source=a.source, candidates=a.candidates, retriever=a.retriever
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""Inline cleanup of one paragraph: math, citations, emphasis, entities, whitespace.
+
+Matching and dedup work on sentence text, so inline noise must be normalized the
+same way everywhere: every inline formula becomes ``[MATH]`` and every citation
+marker (a single reference or a whole group) becomes one ``[CIT]``. This runs on
+every paragraph of the corpus, so it is a short fixed sequence of precompiled
+``re.sub`` calls with static replacements, each guarded by a cheap substring test.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+MATH = "[MATH]"
+CIT = "[CIT]"
+
+# --- math -------------------------------------------------------------------------
+# Nougat footnote markers are superscript-only math, e.g. "\({}^{1}\)" or "\({}^{\dagger}\)".
+_FOOTMARK = re.compile(r"\\\(\s*\{\}\^\{?\\?[A-Za-z0-9*,]{0,12}\}?\s*\\\)")
+_TEX_INLINE = re.compile(r"\\\((?:[^\\]|\\(?!\)))*?\\\)|\\\[(?:[^\\]|\\(?!\]))*?\\\]")
+_DOLLAR = re.compile(r"\$\$[^$]+\$\$|\$(?<![\\$]\$)(?=\S)[^$\n]{1,400}?(?<=[^\s\\])\$(?!\d)")
+_FORMULA = re.compile(r"\{\{formula:[^}]*\}\}")
+_MATH_RUN = re.compile(r"\[MATH\](?:[\s,]*\[MATH\])+")
+
+# --- citations --------------------------------------------------------------------
+_CITE_TOKEN = re.compile(r"\{\{cite:[^}]*\}\}")
+_LATEX_CITE = re.compile(
+    r"\\(?:cite[a-zA-Z]*|ref|eqref|autoref|cref|Cref)\*?(?:\[[^\]]*\])*\{[^}]*\}"
+)
+_UNARXIVE_REF = re.compile(r"\{\{(?:figure|table|ref):[^}]*\}\}")
+# [14], [14; 21], [1, 2], [1-3], [3–5, 9], [1, Section 7], [1, Thm. 2]
+_NUM_CITE = re.compile(
+    r"\[\s*[1-9]\d{0,3}[a-z]?(?:\s*[,;\-\u2013\u2014]\s*\d{1,4}[a-z]?)*"
+    r"(?:\s*,\s*(?:Sec(?:tion|\.)?|Thm\.?|Theorem|Lemma|Prop(?:osition|\.)?|Cor(?:ollary|\.)?"
+    r"|Chapter|Ch\.|Def(?:inition|\.)?|Appendix|App\.|Eq\.?|p\.|pp\.|Fig\.?|Table|Example|Ex\.)"
+    r"\s*[\w.\-]{0,12})?\s*\]"
+)
+# alphanumeric keys common in theory papers: [FS23], [ABC+20], [KL19a; MW25]
+_KEY_CITE = re.compile(
+    r"\[[A-Z][A-Za-z+\-]{0,9}\d{2}[a-z]?(?:\s*[,;]\s*[A-Z][A-Za-z+\-]{0,9}\d{2}[a-z]?)*"
+    r"(?:\s*,\s*(?:Sec(?:tion|\.)?|Thm\.?|Theorem|Lemma|Prop(?:osition|\.)?|Cor(?:ollary|\.)?"
+    r"|Def(?:inition|\.)?|Appendix|App\.|Eq\.?|p\.|pp\.)\s*[\w.\-]{0,12})?\]"
+)
+_YEAR = r"(?:19|20)\d{2}[a-z]?"
+_NAME = r"(?:(?:van|von|de|der|den|da|di|del|la|le|al)\s+)*[A-Z][A-Za-z\u00c0-\u024f'\u2019\-]+"
+_CITE_ITEM = re.compile(
+    rf"(?:(?:e\.g\.|i\.e\.|see|cf\.|c\.f\.|see also|also|as in|following|like|and)[,:]?\s+){{0,2}}"
+    rf"{_NAME}(?:\s+{_NAME})?"
+    rf"(?:\s+et\s+al\.?|\s*(?:,\s*)?(?:and|&)\s+{_NAME}(?:\s+{_NAME})?|(?:\s*,\s*{_NAME})+,?\s*(?:and|&)\s+{_NAME})?"
+    rf",?\s+\(?{_YEAR}\)?(?:\s*,\s*{_YEAR})*"
+)
+# A parenthetical that contains a year: candidate author-year group.
+_PAREN_YEAR = re.compile(r"\((?=[^()]{0,600}?\b(?:19|20)\d{2})([^()]{1,600})\)")
+_YEAR_ONLY = re.compile(rf"\(\s*{_YEAR}(?:\s*[,;]\s*{_YEAR})*\s*\)")
+_CIT_RUN = re.compile(r"\[CIT\](?:[\s,;\-\u2013]*\[CIT\])+")
+_LEAD = re.compile(r"(?:(?:e\.g\.|i\.e\.|see also|see|cf\.|c\.f\.)[,:]?\s+){1,2}")
+_SPLIT_GROUP = re.compile(r"\s*;\s*")
+
+# --- markdown ---------------------------------------------------------------------
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]\n]{1,300})\]\((?:https?:|www\.|#|/|mailto:)[^)\s]*\)")
+_BOLD = re.compile(r"\*\*(?!\s)([^*\n]{1,300}?)(?<!\s)\*\*")
+_BOLD_U = re.compile(r"__(?<!\w__)(?!\s)([^_\n]{1,300}?)(?<!\s)__(?!\w)")
+_ITAL = re.compile(r"\*(?<![\w*]\*)(?!\s)([^*\n]{1,400}?)(?<!\s)\*(?![\w*])")
+_ITAL_U = re.compile(r"_(?<![\w\\]_)(?!\s)([^_\n]{1,400}?)(?<![\s\\])_(?!\w)")
+_CODE = re.compile(r"`([^`\n]{1,200})`")
+# Nougat glues run-in headings to the text: "**Notations.**For" -> "Notations. For"
+_BOLD_GLUED = re.compile(r"\*\*(?!\s)([^*\n]{1,300}?)(?<!\s)\*\*(?=[A-Za-z])")
+_NOUGAT_DOTCOLON = re.compile(r"\.:(?=\s|$)")
+# Nougat drops the space after run-in headings: "Limitations.We explore" -> "Limitations. We"
+_GLUED_SENT = re.compile(r"[.:](?<=[a-z]{2}[.:])(?=[A-Z][a-z])")
+_MD_ESCAPE = re.compile(r"\\([_*#&%`~|<>])")
+_SPLIT_DECIMAL = re.compile(r"\. (?<=\d\. )(?=\d+\b)(?!\d+\s*[A-Z])")  # docling "0. 01" -> "0.01"
+# PDF glyph debris: docling "GLYPH<30>", "glyph[star]" (but "glyph[lscript]" is the letter ℓ).
+_GLYPH = re.compile(r"GLYPH<[^>]{0,20}>|glyph\[[a-z]{1,30}\]|/uniFFFD|\(cid:\d+\)")
+
+# --- characters and spacing --------------------------------------------------------
+# Invisible and control characters (not whitespace: that is collapsed right after).
+_CONTROL = re.compile(
+    "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\ue000-\uf8ff]"
+)
+# Combining marks with no base letter (docling "̸"); the U+FFFD replacement character.
+_ORPHAN_MARK = re.compile("\ufffd|(?<![^\\W\\d_])[\u0300-\u036f]+")
+_SPACE_PUNCT = re.compile(r" ([,.;:!?])(?= |$)")
+_EMPTY_PAREN = re.compile(r"\(\s*[,;:]?\s*\)|\[\s*[,;]?\s*\]")
+
+
+def _author_year(m: re.Match[str]) -> str:
+    """Replace author-year items inside one parenthetical; drop it if only citations remain."""
+    inner = m.group(1)
+    parts = _SPLIT_GROUP.split(inner)
+    out: list[str] = []
+    changed = False
+    for part in parts:
+        cm = _CITE_ITEM.fullmatch(part.strip())
+        if cm:
+            changed = True
+            lead = _LEAD.match(part.strip())
+            out.append((lead.group(0) if lead else "") + CIT)
+        else:
+            out.append(part)
+    if not changed:
+        return m.group(0)
+    if all(p == CIT for p in out):
+        return CIT
+    return "(" + "; ".join(out) + ")"
+
+
+def clean_inline(paragraph: str, markup: str = "markdown") -> str:
+    """Normalize one paragraph's inline markup into plain readable text.
+
+    ``markup`` is "markdown" (Nougat/docling), "latex" (unarXive: ``{{formula:..}}``,
+    ``{{cite:..}}``, ``$..$``) or "plain".
+    """
+    s = paragraph
+    if "&" in s:
+        s = html.unescape(s)
+    if markup != "plain":
+        if "{{" in s:
+            s = _FORMULA.sub(MATH, s)
+            s = _CITE_TOKEN.sub(CIT, s)
+            s = _UNARXIVE_REF.sub("", s)
+        if "\\" in s:
+            if "{}^" in s:
+                s = _FOOTMARK.sub("", s)
+            s = _TEX_INLINE.sub(MATH, s)
+            if "\\" in s:
+                s = _LATEX_CITE.sub(CIT, s)
+        if "$" in s:
+            s = _DOLLAR.sub(MATH, s)
+    if "[" in s:
+        s = _NUM_CITE.sub(CIT, s)
+        s = _KEY_CITE.sub(CIT, s)
+    if "(" in s:
+        s = _YEAR_ONLY.sub(CIT, s)
+        s = _PAREN_YEAR.sub(_author_year, s)
+    if markup == "markdown":
+        if "](" in s:
+            s = _IMAGE.sub("", s)
+            s = _LINK.sub(r"\1", s)
+        if "*" in s:
+            s = _BOLD_GLUED.sub(r"\1 ", s)
+            s = _BOLD.sub(r"\1", s)
+            s = _ITAL.sub(r"\1", s)
+            if "**" in s:
+                s = s.replace("**", "")  # unbalanced bold left by a page break
+        if "_" in s:
+            s = _BOLD_U.sub(r"\1", s)
+            s = _ITAL_U.sub(r"\1", s)
+        if "\\" in s:
+            s = _MD_ESCAPE.sub(r"\1", s)
+        if "`" in s:
+            s = _CODE.sub(r"\1", s)
+        if ".:" in s:
+            s = _NOUGAT_DOTCOLON.sub(":", s)
+        if "GLYPH" in s or "glyph[" in s or "(cid:" in s:
+            s = _GLYPH.sub("", s.replace("glyph[lscript]", "\u2113"))
+    if "[MATH]" in s:
+        s = _MATH_RUN.sub(MATH, s)
+    if "[CIT]" in s:
+        s = _CIT_RUN.sub(CIT, s)
+    if not s.isprintable():
+        s = _CONTROL.sub("", s)
+    if not s.isascii():
+        s = _ORPHAN_MARK.sub("", s)
+    s = " ".join(s.split())
+    if "(" in s or "[" in s:
+        s = _EMPTY_PAREN.sub("", s)
+        if "( " in s or "[ " in s or " )" in s or " ]" in s:
+            s = s.replace("( ", "(").replace("[ ", "[").replace(" )", ")").replace(" ]", "]")
+    if " ," in s or " ." in s or " ;" in s or " :" in s or " !" in s or " ?" in s:
+        s = _SPACE_PUNCT.sub(r"\1", s)
+    s = _GLUED_SENT.sub(r"\g<0> ", s)
+    if ". " in s:
+        s = _SPLIT_DECIMAL.sub(".", s)
+    return s.strip()

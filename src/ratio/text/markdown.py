@@ -1,0 +1,621 @@
+"""Block-level structure and cleanup of extractor Markdown (Nougat ``.mmd``, docling).
+
+The benchmark pairs *adjacent* sentences, so everything that is not running prose
+must go before segmentation: title/author blocks, references, tables, captions,
+display equations, footnotes, code, checklists and running headers. Removing a
+display equation leaves a hard paragraph break (the sentences around it are not
+adjacent prose); removing a footnote or caption that a page break dropped into the
+middle of a paragraph lets the two halves be joined again.
+
+Paragraph text stays raw inline Markdown/LaTeX; ``ratio.text.clean.clean_inline``
+handles inline math, citations and emphasis afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ratio.records import Section
+from ratio.text.sections import categorize, strip_numbering
+
+# --- block-level patterns ---------------------------------------------------------
+
+_BLANK_SPLIT = re.compile(r"\n[ \t\r\f\v]*\n")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_FORMULA_COMMENT = re.compile(r"<!--\s*formula[^>]*-->")
+_MISSING_PAGE = re.compile(r"\[MISSING_PAGE_[A-Z]+(?::\d+)?\]")
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_ENV_BEGIN = re.compile(
+    r"\\begin\{(table|table\*|tabular|tabular\*|tabularx|figure|figure\*|algorithm|algorithmic"
+    r"|algorithm\*|lstlisting|verbatim|equation|equation\*|align|align\*|gather|gather\*"
+    r"|multline|multline\*|eqnarray|eqnarray\*|array|minted)\}"
+)
+# Display math inside a block, with an optional trailing equation number "(3.1)".
+_DISPLAY_MATH = re.compile(
+    r"\\\[.*?\\\](?:[ \t]*\([ \t]*[A-Z]?[\d.]+[a-z]?[ \t]*\))?"
+    r"|\$\$.*?\$\$(?:[ \t]*\([ \t]*[A-Z]?[\d.]+[a-z]?[ \t]*\))?"
+    r"|\\begin\{(equation|align|gather|multline|eqnarray|displaymath)(\*?)\}.*?\\end\{\1\2\}"
+    r"(?:[ \t]*\([ \t]*[A-Z]?[\d.]+[a-z]?[ \t]*\))?",
+    re.S,
+)
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[*+\-\u2022\u25e6\u25aa\u2023\u2013]|\d{1,2}[.)])[ \t]+")
+_CAPTION = re.compile(
+    r"^[\s*_]*(?:Figure|Fig\.|Table|Tab\.|Algorithm|Listing|Alg\.)[ \t~]*"
+    r"(?:S?[A-Z]?\d+(?:\.\d+)*[a-z]?|[IVX]+)[ \t*_]*(?:[:.|\-\u2013\u2014]|\*\*|$)"
+)
+_ALGO_TITLE = re.compile(r"^[\s*_]*(?:Algorithm|Procedure)\s*\d+\b")
+_FOOTNOTE = re.compile(
+    r"^(?:Footnote\s*[^\s:]*\s*:"  # Nougat "Footnote 3: ..."
+    r"|\\\(\s*\{\}\^\{[^}]*\}\s*\\\)"  # Nougat superscript marker first
+    r"|[\u2020\u2021\u00a7\u00b6*\u2217\u02da]\s*(?=[A-Z])"  # "† Corresponding author", "*Equal"
+    r"|\d{1,2}[ \t]+(?=https?://|www\.|[A-Z][a-z]))"  # docling "3 Notice that ..."
+)
+_INLINE_FOOTNOTE = re.compile(r"\s*\bFootnote\s*[^\s:]{0,6}\s*:.*$")
+_ALGO_LINE = re.compile(r"^(?:\d{1,3}:|Require:|Ensure:)\s")
+_SUBCAPTION = re.compile(r"^\([a-z]\)\s")
+_CHECKLIST_PARA = re.compile(r"paper checklist|^\W*\d+\.\s*\W*claims\W+question:", re.I)
+_REFERENCE_ENTRY = re.compile(r"^[\s*\-]*\[\d{1,4}\]\s*\S")
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+_PIPE_LINE = re.compile(r"^\s*\|")
+_TABLE_ROW = re.compile(r"(?:&.*\\\\|\\hline|\\toprule|\\midrule|\\bottomrule|\\multicolumn)")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|\{[^}]*\}@")
+_WORDY = re.compile(r"[A-Za-z]{3,} [A-Za-z]{2,} [A-Za-z]{2,} [A-Za-z]{2,}")
+_LETTERS = re.compile(r"[^\W\d_]+")
+_INLINE_MATH = re.compile(r"\\\(.*?\\\)|\$[^$]*\$", re.S)
+_MATH_ENVS = frozenset(
+    e + star
+    for e in ("equation", "align", "gather", "multline", "eqnarray", "array")
+    for star in ("", "*")
+)
+_HYPHEN_END = re.compile(r"(\S*)[A-Za-z]-$")
+_TERMINAL = frozenset(".!?:;\"'\u201d")
+
+_REFERENCES = re.compile(
+    r"^(?:references?|bibliography|references and notes|literature cited|works cited|citations"
+    r"|reference list|cited works)\b",
+    re.I,
+)
+_ACKS = re.compile(
+    r"^acknowledge?ments?\b|^acknowledgement|^funding\b|^disclosure of funding", re.I
+)
+_CHECKLIST = re.compile(r"paper checklist|^checklist$|reproducibility checklist", re.I)
+_CHECKLIST_ITEM = re.compile(
+    r"^(?:answer\b|justification\b|guidelines\b|question\b|\[\s*(?:yes|no|n/?a)\s*\]|important,? please|\d+\.\s|the answer na\b"
+    r"|claims$|limitations$|theory assumptions|experimental result reproducibility|open access"
+    r"|experimental setting|experiment statistical|experiments compute|code of ethics"
+    r"|broader impacts$|safeguards$|licenses for existing|new assets$|crowdsourcing"
+    r"|institutional review|declaration of llm)",
+    re.I,
+)
+_APPENDIX_HEAD = re.compile(
+    r"^(?:appendix|appendices|supplementary|supplemental|supplement\b|technical appendi"
+    r"|additional material|online appendix)",
+    re.I,
+)
+_APPENDIX_NUMBERED = re.compile(r"^[A-H](?:\.\d+)+\.?\s+\S|^[A-H][.:]?\s+[A-Z]")
+_NUMBERED = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[IVX]{1,5}\.)\s+\S")
+_ABSTRACT_LEAD = re.compile(r"^[*_ ]*abstract[*_ ]*(?:[.:\u2014\u2013-][*_ ]*|$)", re.I)
+_CONTENTS = re.compile(r"^(?:table of )?contents$", re.I)
+
+
+def _letters_ok(text: str) -> bool:
+    """False for blocks that are mostly symbols, digits or math (figure debris, axis labels)."""
+    if _WORDY.search(text, 0, 400):
+        return True  # four plain words in a row: prose (fast path)
+    if len(text) > 400:
+        text = text[:400]  # the head is representative; counting whole paragraphs is slow
+    if "\\(" in text or "$" in text:
+        text = _INLINE_MATH.sub(" x ", text)
+    n_letters = sum(map(len, _LETTERS.findall(text)))
+    if n_letters < 4:
+        return False
+    return n_letters >= 0.5 * (len(text) - text.count(" "))
+
+
+def _join_lines(lines: list[str]) -> str:
+    """Join soft-wrapped lines, repairing hyphenation at line ends ("representa-\\ntion")."""
+    if len(lines) == 1:
+        return lines[0].strip()
+    out = lines[0].strip()
+    for nxt in lines[1:]:
+        nxt = nxt.strip()
+        if not nxt:
+            continue
+        if out.endswith("-") and nxt[:1].islower():
+            m = _HYPHEN_END.search(out)
+            # keep the hyphen of real compounds ("state-of-the-\nart")
+            if m and "-" not in m.group(1):
+                out = out[:-1] + nxt
+            else:
+                out = out + nxt  # keep the hyphen of a real compound
+            continue
+        out = out + " " + nxt
+    return out
+
+
+def _is_table_row(ln: str) -> bool:
+    """A LaTeX tabular row ("a & b \\\\") or rule, found with plain substring tests (hot path)."""
+    if "\\" not in ln:
+        return False
+    if "&" in ln and "\\\\" in ln:
+        return True
+    return (
+        "\\hline" in ln
+        or "rule" in ln
+        and _TABLE_ROW.search(ln) is not None
+        or "\\multicolumn" in ln
+    )
+
+
+def _is_table_block(lines: list[str]) -> bool:
+    pipes = sum(1 for ln in lines if _PIPE_LINE.match(ln))
+    if pipes and pipes * 2 >= len(lines):
+        return True
+    rows = sum(1 for ln in lines if _is_table_row(ln))
+    return rows > 0 and rows * 2 >= len(lines)
+
+
+class _Item:
+    """A paragraph candidate: text plus whether it may be joined to its neighbours."""
+
+    __slots__ = ("text", "is_list", "hard_before")
+
+    def __init__(self, text: str, is_list: bool, hard_before: bool):
+        self.text = text
+        self.is_list = is_list
+        self.hard_before = hard_before
+
+
+def _tokenize(text: str) -> list[tuple[str, object]]:
+    """Split raw text into ('heading', (level, text)), ('lines', [..]) and ('break', None).
+
+    Handles multi-block constructs first: fenced code and LaTeX table/figure/algorithm
+    environments can contain blank lines.
+    """
+    if "<!--" in text:
+        # an undecoded display formula is a hard break; other comments (images) are not
+        text = _FORMULA_COMMENT.sub("\n\n\x00\n\n", text)
+        text = _COMMENT.sub("\n\n", text)
+    if "[MISSING_PAGE" in text:
+        text = _MISSING_PAGE.sub("\n\n", text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    out: list[tuple[str, object]] = []
+    lines = text.split("\n")
+    i, n = 0, len(lines)
+    buf: list[str] = []
+
+    def flush() -> None:
+        if buf:
+            out.append(("lines", buf.copy()))
+            buf.clear()
+
+    while i < n:
+        line = lines[i]
+        s = line.lstrip()
+        if not s:
+            flush()
+            i += 1
+            continue
+        c = s[0]
+        if c == "\x00":
+            flush()
+            out.append(("break", None))
+            i += 1
+            continue
+        if c == "#":
+            m = _HEADING.match(s)
+            if m and m.group(2):
+                flush()
+                out.append(("heading", (len(m.group(1)), m.group(2))))
+                i += 1
+                continue
+        elif c == "`" and s.startswith("```"):
+            flush()
+            i += 1
+            while i < n and not lines[i].lstrip().startswith("```"):
+                i += 1
+            i += 1
+            continue
+        elif c == "\\" and s.startswith("\\begin{"):
+            m = _ENV_BEGIN.match(s)
+            if m:
+                flush()
+                env = m.group(1)
+                end = "\\end{" + env + "}"
+                while i < n and end not in lines[i]:
+                    i += 1
+                # keep prose that follows the \end{...} on the same line
+                rest = lines[i].split(end, 1)[1].strip() if i < n else ""
+                i += 1
+                if env in _MATH_ENVS:
+                    out.append(("break", None))
+                if rest:
+                    buf.append(rest)
+                continue
+        elif c == "\\" and s.startswith("\\[") and "\\]" not in s:
+            # multi-line display math
+            flush()
+            while i < n and "\\]" not in lines[i]:
+                i += 1
+            rest = lines[i].split("\\]", 1)[1].strip() if i < n else ""
+            i += 1
+            out.append(("break", None))
+            if rest:
+                buf.append(rest)
+            continue
+        elif c == "$" and s.startswith("$$") and s.count("$$") == 1:
+            flush()
+            i += 1
+            while i < n and "$$" not in lines[i]:
+                i += 1
+            rest = lines[i].split("$$", 1)[1].strip() if i < n else ""
+            i += 1
+            out.append(("break", None))
+            if rest:
+                buf.append(rest)
+            continue
+        buf.append(line)
+        i += 1
+    flush()
+    return out
+
+
+def _block_items(lines: list[str], drops: Counter) -> list[_Item] | None:
+    """Paragraph items of one blank-line block, or None when the whole block is dropped."""
+    if _is_table_block(lines):
+        drops["table"] += 1
+        return None
+    first = lines[0].lstrip()
+    if _CAPTION.match(first):
+        drops["caption"] += 1
+        return None
+    # Break the block into list items (each its own paragraph) and prose runs.
+    groups: list[tuple[bool, list[str]]] = []
+    for ln in lines:
+        if _PIPE_LINE.match(ln):
+            continue
+        if "Footnote" in ln:
+            # Nougat appends footnotes to the line they interrupt: "...\);10 Footnote 10: ..."
+            m = _INLINE_FOOTNOTE.search(ln)
+            if m and m.start() > 0:
+                drops["footnote"] += 1
+                ln = ln[: m.start()]
+        m = _LIST_ITEM.match(ln)
+        if m:
+            groups.append((True, [ln[m.end() :]]))
+        elif groups:
+            groups[-1][1].append(ln)
+        else:
+            groups.append((False, [ln]))
+    items: list[_Item] = []
+    for is_list, glines in groups:
+        text = _join_lines(glines)
+        hard = False
+        # Display math splits the paragraph: the two sides are not adjacent prose.
+        if "\\[" in text or "$$" in text or "\\begin{" in text:
+            pieces = _DISPLAY_MATH.split(text)
+            # re.split also returns the capture groups; keep only the prose pieces
+            pieces = [p for k, p in enumerate(pieces) if k % 3 == 0]
+            if len(pieces) > 1:
+                drops["display_math"] += len(pieces) - 1
+            for k, piece in enumerate(pieces):
+                piece = piece.strip()
+                if piece:
+                    items.append(_Item(piece, is_list, hard or k > 0))
+                hard = True
+            continue
+        items.append(_Item(text, is_list, False))
+    return items
+
+
+def _keep_item(item: _Item, drops: Counter) -> bool:
+    t = item.text
+    if (
+        _CAPTION.match(t)
+        or (_ALGO_TITLE.match(t) and len(t) < 200 and t[-1] not in ".:")
+        or (_SUBCAPTION.match(t) and len(t) < 150 and t[-1] not in ".:;,")
+    ):
+        drops["caption"] += 1
+        return False
+    if t.startswith(("<latexit", "&lt;latexi")):
+        drops["non_text"] += 1
+        return False
+    if _ALGO_LINE.match(t) and len(t) < 300:
+        drops["code"] += 1
+        return False
+    if _FOOTNOTE.match(t) and not item.is_list:
+        drops["footnote"] += 1
+        return False
+    if _REFERENCE_ENTRY.match(t) and _YEAR.search(t):
+        drops["reference"] += 1
+        return False
+    if not _letters_ok(t):
+        drops["non_text"] += 1
+        return False
+    return True
+
+
+def _is_prose_block(t: str) -> bool:
+    """Long sentence-like text in the front matter (an unlabeled abstract or page 2 body)."""
+    return len(t) >= 200 and t.count(" ") >= 25 and not _EMAIL.search(t)
+
+
+def parse_markdown(
+    text: str, extractor: str = "markdown", drops: Counter | None = None
+) -> list[Section]:
+    """Split extractor Markdown into cleaned sections of paragraphs.
+
+    ``extractor`` ("nougat", "docling", "markdown") only tunes heuristics; the
+    output depends on nothing but ``text``. Pass a ``Counter`` as ``drops`` to get
+    how many blocks were removed by reason (table, caption, footnote, ...).
+    """
+    return _parse(text, extractor, drops if drops is not None else Counter())
+
+
+def _parse(text: str, extractor: str, drops: Counter) -> list[Section]:
+    tokens = _tokenize(text)
+    # Where does the front matter (title, authors, affiliations) end? At the abstract
+    # heading if any, else at the first heading that is numbered or has a category.
+    start = None
+    for k, (kind, val) in enumerate(tokens):
+        if kind == "heading":
+            h = val[1]  # type: ignore[index]
+            cat = categorize(h)
+            if cat == "abstract":
+                start = k
+                break
+            if cat == "introduction" or _NUMBERED.match(h):
+                break  # an "Abstract" heading after the body starts is not the front matter's end
+    if start is None:
+        for k, (kind, val) in enumerate(tokens):
+            if kind == "heading":
+                h = val[1]  # type: ignore[index]
+                if _NUMBERED.match(h) or categorize(h) != "other":
+                    start = k
+                    break
+    sections: list[Section] = []
+    items_of: list[list[_Item]] = []
+    levels: list[int] = []  # heading depth per section, for category inheritance
+    front: list[_Item] = []
+    front_end = start if start is not None else len(tokens)
+    has_abstract = start is not None and categorize(tokens[start][1][1]) == "abstract"  # type: ignore[index]
+    front_abstract = False  # Nougat sometimes writes the abstract heading as plain text
+    for kind, val in tokens[:front_end]:
+        if kind == "lines":
+            block = _block_items(val, drops)  # type: ignore[arg-type]
+            for it in block or ():
+                if has_abstract:
+                    drops["front_matter"] += 1
+                    continue
+                m = _ABSTRACT_LEAD.match(it.text)
+                if m:
+                    front_abstract = True
+                    it.text = it.text[m.end() :]
+                if _is_prose_block(it.text) and _keep_item(it, drops):
+                    front.append(it)
+                else:
+                    drops["front_matter"] += 1
+    if front:
+        if front_abstract:
+            sections.append(Section(heading="Abstract", category="abstract"))
+        else:
+            sections.append(Section(heading="", category="other"))
+        items_of.append(front)
+        levels.append(1)
+
+    mode = "body"  # body | refs | checklist | skip (acknowledgements, table of contents)
+    after_refs = False
+    in_appendix = False
+    pending_hard = False
+    for kind, val in tokens[front_end:]:
+        if kind == "lines" and len(val) == 1 and _bare_heading(val[0]):  # type: ignore[arg-type]
+            kind, val = "heading", (2, val[0].strip())  # type: ignore[index]
+        elif kind == "lines" and mode == "refs":
+            # Nougat often loses the first appendix heading after the bibliography:
+            # a short title line or plain prose (no reference entry) ends the references.
+            first = val[0].strip()  # type: ignore[index]
+            if len(val) == 1 and _title_like(first):  # type: ignore[arg-type]
+                kind, val = "heading", (2, first)
+            elif (
+                _is_prose_block(first)
+                and not _LIST_ITEM.match(first)
+                and not _YEAR.search(first[:300])
+            ):
+                sections.append(Section(heading="", category="appendix", is_appendix=True))
+                items_of.append([])
+                levels.append(1)
+                mode, in_appendix, pending_hard = "body", True, True
+        if kind == "break":
+            pending_hard = True
+            continue
+        if kind == "heading":
+            level, raw = val  # type: ignore[misc]
+            raw = raw.strip().strip("*_ ").strip()
+            if len(raw) > 200 or _CAPTION.match(raw) or _ALGO_TITLE.match(raw):
+                # docling marks some captions and run-on lines as headings
+                drops["caption" if len(raw) <= 200 else "heading_text"] += 1
+                pending_hard = True
+                continue
+            low = raw.lower()
+            bare = strip_numbering(raw, appendix=in_appendix or after_refs)
+            bare_low = bare.lower()
+            if mode == "checklist" and (
+                _CHECKLIST_ITEM.match(low) or _CHECKLIST_ITEM.match(bare_low)
+            ):
+                continue
+            if _REFERENCES.match(bare_low):
+                mode, after_refs = "refs", True
+                drops["references_section"] += 1
+                continue
+            if _CHECKLIST.search(low):
+                mode = "checklist"
+                drops["checklist_section"] += 1
+                continue
+            if _ACKS.match(bare_low) or _CONTENTS.match(bare_low):
+                mode = "skip"
+                drops["skipped_section"] += 1
+                continue
+            mode = "body"
+            if (
+                _APPENDIX_HEAD.match(low)
+                or (after_refs and bare_low != "abstract")
+                or _APPENDIX_NUMBERED.match(raw)
+                and (after_refs or in_appendix or _has_conclusion(sections))
+            ):
+                in_appendix = True
+                bare = strip_numbering(raw, appendix=True)
+            depth = _depth(raw, level, extractor)
+            cat = categorize(bare) if bare else "other"
+            if cat == "other":
+                cat = _parent_category(sections, levels, depth, in_appendix) or "other"
+            if cat == "other" and not in_appendix and depth == 1 and _in_core(sections):
+                # an unnamed top-level section between the introduction and the
+                # experiments is, in ML papers, almost always the method
+                cat = "method"
+            if in_appendix and cat == "other":
+                cat = "appendix"
+            sections.append(Section(heading=bare, category=cat, is_appendix=in_appendix))
+            items_of.append([])
+            levels.append(depth)
+            pending_hard = True
+            continue
+        if mode != "body":
+            continue
+        block = _block_items(val, drops)  # type: ignore[arg-type]
+        if block is None:
+            continue
+        if not sections:
+            sections.append(Section(heading="", category="other"))
+            items_of.append([])
+            levels.append(1)
+        for it in block:
+            if len(it.text) < 300 and _CHECKLIST_PARA.search(it.text):
+                mode = "checklist"  # Nougat flattens the checklist heading into text
+                drops["checklist_section"] += 1
+                break
+            if _keep_item(it, drops):
+                if pending_hard:
+                    it.hard_before = True
+                    pending_hard = False
+                items_of[-1].append(it)
+    _drop_repeated(items_of, drops)
+    result: list[Section] = []
+    for sec, items in zip(sections, items_of, strict=True):
+        sec.paragraphs = _join_items(items)
+        if sec.paragraphs:
+            result.append(sec)
+    return result
+
+
+_SMALL_WORDS = frozenset("a an and as at by for from in of on or the to with via vs".split())
+
+
+def _bare_heading(line: str) -> bool:
+    """A heading Nougat lost the '#' of: a short standalone known section name."""
+    t = line.strip().strip("*_ ")
+    if not t or len(t) > 60 or t[-1] in ".,;:?!" or not t[0].isupper() or t.count(" ") > 5:
+        return False
+    words = t.split()
+    if len(words) > 2 and any(w[0].islower() and w not in _SMALL_WORDS for w in words):
+        return False  # a short sentence ("We minimize the loss"), not a title
+    b = strip_numbering(t)
+    return bool(_REFERENCES.fullmatch(b) or _APPENDIX_HEAD.match(b) or categorize(b) != "other")
+
+
+def _title_like(t: str) -> bool:
+    """A short capitalized line without sentence punctuation, e.g. "Warm-up: Mean Estimation"."""
+    t = t.strip("*_ ")
+    return (
+        3 <= len(t) <= 80
+        and t[0].isupper()
+        and t[-1] not in ".,;?!"
+        and t.count(" ") <= 8
+        and not _YEAR.search(t)
+        and not _LIST_ITEM.match(t)
+    )
+
+
+def _has_conclusion(sections: list[Section]) -> bool:
+    return any(s.category == "conclusion" for s in sections)
+
+
+_DEPTH_NUM = re.compile(r"^(?:[A-Z]|\d+)((?:\.\d+)*)\.?\s")
+
+
+def _depth(raw: str, level: int, extractor: str) -> int:
+    """Nesting depth: from the numbering when present ("3.2" = 2), else from the #-level."""
+    m = _DEPTH_NUM.match(raw)
+    if m and (m.group(1) or raw[0].isdigit()):
+        return 1 + m.group(1).count(".")
+    if extractor == "docling":
+        return 1  # docling writes every heading as "##"
+    return max(1, level - 1)
+
+
+_LATER = frozenset(("experiments", "results", "discussion", "conclusion"))
+
+
+def _in_core(sections: list[Section]) -> bool:
+    """True between the introduction and the first experiments/results/conclusion section."""
+    seen_intro = False
+    for sec in sections:
+        if sec.category in _LATER:
+            return False
+        if sec.category == "introduction":
+            seen_intro = True
+    return seen_intro
+
+
+def _parent_category(
+    sections: list[Section], levels: list[int], depth: int, in_appendix: bool
+) -> str | None:
+    """The category of the enclosing section, never across the main-body/appendix line."""
+    for sec, lvl in zip(reversed(sections), reversed(levels), strict=True):
+        if sec.is_appendix != in_appendix:
+            return None
+        if lvl < depth:
+            return sec.category if sec.category != "other" else None
+    return None
+
+
+def _drop_repeated(items_of: list[list[_Item]], drops: Counter) -> None:
+    """Remove running titles/page headers: short blocks that recur within the paper."""
+    counts: Counter = Counter()
+    for items in items_of:
+        for it in items:
+            if len(it.text) < 120:
+                counts[it.text] += 1
+    rep = {t for t, c in counts.items() if c >= 3 or (c >= 2 and t[-1:] not in _TERMINAL)}
+    if not rep:
+        return
+    for items in items_of:
+        kept = [
+            it for it in items if it.text not in rep or it.is_list and it.text[-1:] in _TERMINAL
+        ]
+        if len(kept) != len(items):
+            drops["repeated_header"] += len(items) - len(kept)
+            # a removed header may sit inside a paragraph split by a page break
+            items[:] = kept
+
+
+def _join_items(items: list[_Item]) -> list[str]:
+    """Re-join paragraphs split by a page break (previous one unfinished, next lowercase)."""
+    out: list[str] = []
+    prev: _Item | None = None
+    for it in items:
+        if (
+            prev is not None
+            and not it.hard_before
+            and not it.is_list
+            and not prev.is_list
+            and it.text[:1].islower()
+            and prev.text[-1:] not in _TERMINAL
+        ):
+            out[-1] = out[-1] + " " + it.text
+            prev = _Item(out[-1], False, prev.hard_before)
+            continue
+        out.append(it.text)
+        prev = it
+    return out

@@ -1,0 +1,54 @@
+"""Shared fixtures: paths to the shared corpus and small real slices of it."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED = REPO_ROOT.parent / "shared"
+NEURIPS = SHARED / "corpora" / "neurips"
+MODELS = Path(os.environ.get("RATIO_MODELS", REPO_ROOT / "models"))
+
+
+def first_lines(path: Path, n: int) -> list[bytes]:
+    """The first ``n`` raw lines of a (possibly .zst) JSONL file."""
+    import zstandard
+
+    out: list[bytes] = []
+    with open(path, "rb") as fh:
+        reader = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(fh))
+        for line in reader:
+            out.append(line)
+            if len(out) >= n:
+                break
+    return out
+
+
+def write_zst(path: Path, lines: list[bytes]) -> Path:
+    import zstandard
+
+    path.write_bytes(zstandard.ZstdCompressor().compress(b"".join(lines)))
+    return path
+
+
+@pytest.fixture(scope="session")
+def neurips_available() -> bool:
+    if not NEURIPS.is_dir():
+        pytest.skip(f"shared corpus not found at {NEURIPS}")
+    return True
+
+
+@pytest.fixture(scope="session")
+def neurips_slice(tmp_path_factory, neurips_available) -> Path:
+    """A folder with two tiny real shards: 3 Nougat papers (2023) and 3 docling papers (2025)."""
+    d = tmp_path_factory.mktemp("neurips_slice")
+    write_zst(d / "neurips-2023-00.jsonl.zst", first_lines(NEURIPS / "neurips-2023-00.jsonl.zst", 3))
+    write_zst(d / "neurips-2025-00.jsonl.zst", first_lines(NEURIPS / "neurips-2025-00.jsonl.zst", 3))
+    return d

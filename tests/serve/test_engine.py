@@ -1,0 +1,191 @@
+"""The search engine over a tiny real benchmark: pool, context, filters, persistence, moves."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+
+import pyarrow.parquet as pq
+import pytest
+
+from ratio.serve.engine import (
+    MOVES,
+    SearchEngine,
+    ServeError,
+    UnknownRetrieverError,
+)
+
+
+def _sentences(cfg):
+    return pq.read_table(sorted((cfg.parent / "run" / "ingest" / "sentences").glob("*.parquet")))
+
+
+def _candidates(cfg, split=None):
+    files = sorted((cfg.parent / "run" / "benchmark").glob(f"{split or '*'}/candidates.parquet"))
+    return pq.read_table(files)
+
+
+def test_pool_joins_papers_and_neighbouring_sentences(engine, tiny_config):
+    cands = _candidates(tiny_config)
+    assert engine.pool.n == cands.num_rows
+    sents = _sentences(tiny_config).to_pylist()
+    by_key = {(s["paper_id"], s["paragraph_idx"], s["sentence_idx"]): s for s in sents}
+    papers = pq.read_table(sorted((tiny_config.parent / "run/ingest/papers").glob("*.parquet")))
+    titles = dict(zip(papers["paper_id"].to_pylist(), papers["title"].to_pylist(), strict=True))
+    rows = engine.pool.rows(list(range(engine.pool.n)))
+    with_prev = with_next = 0
+    for row in rows:
+        key = (row["paper_id"], row["paragraph_idx"], row["sentence_idx"])
+        prev = by_key.get((key[0], key[1], key[2] - 1))
+        nxt = by_key.get((key[0], key[1], key[2] + 1))
+        assert row["prev"] == (prev["text"] if prev else None)
+        assert row["next"] == (nxt["text"] if nxt else None)
+        assert row["section"] == by_key[key]["section"]
+        assert row["title"] == titles[row["paper_id"]]
+        assert row["venue"] == "NeurIPS"
+        with_prev += prev is not None
+        with_next += nxt is not None
+    assert with_prev > 50 and with_next > 50  # the fixture keeps neighbours in the shards
+
+
+def test_id_lookup_maps_every_candidate_to_its_row(engine):
+    ids = engine.pool.column("candidate_id").to_pylist()
+    assert engine.pool.rows_of(ids).tolist() == list(range(len(ids)))
+    assert engine.pool.rows_of(["c_not_there", ids[3]]).tolist() == [-1, 3]
+
+
+def test_exact_sentence_ranks_first_with_provenance(engine):
+    row = engine.pool.rows([7])[0]
+    res = engine.search(row["text"], "address", 5)
+    top = res["results"][0]
+    assert top["candidate_id"] == row["candidate_id"]
+    assert top["title"] == row["title"] and top["year"] == row["year"]
+    assert top["context"] == {"prev": row["prev"], "next": row["next"]}
+    assert res["retriever"] == "bm25" and top["retriever"] == "bm25"
+    assert [h["rank"] for h in res["results"]] == list(range(1, len(res["results"]) + 1))
+    scores = [h["score"] for h in res["results"]]
+    assert scores == sorted(scores, reverse=True)
+    assert "not specific" in res["note"]  # no trained model in this run
+
+
+def test_filters_exclude_paper_years_and_venue(engine):
+    row = engine.pool.rows([7])[0]
+    q = row["text"]
+    res = engine.search(q, "broaden", 10, exclude_paper=row["paper_id"])
+    assert res["results"] and all(h["paper_id"] != row["paper_id"] for h in res["results"])
+    # the year filter must still fill k: the engine over-fetches past filtered-out hits
+    old = engine.search(q, "broaden", 20, year_max=2023)["results"]
+    assert len(old) == 20 and {h["year"] for h in old} == {2023}
+    new = engine.search(q, "broaden", 5, year_min=2024, year_max=2030)["results"]
+    assert new and {h["year"] for h in new} == {2025}
+    assert engine.search(q, "specify", 5, venue="neurips")["results"]  # case-insensitive
+    assert engine.search(q, "specify", 5, venue="ICML")["results"] == []
+
+
+def test_bad_requests_raise_clear_errors(engine):
+    with pytest.raises(ServeError, match="empty"):
+        engine.search("  \n ", "address")
+    with pytest.raises(ServeError, match="unknown move"):
+        engine.search("x", "zoom")
+    with pytest.raises(ServeError, match="between 1 and 100"):
+        engine.search("x", "address", 0)
+    with pytest.raises(ServeError, match="10,000"):
+        engine.search("x" * 10_001, "address")
+    with pytest.raises(UnknownRetrieverError, match="known: auto, bm25"):
+        engine.search("x", "address", retriever="nope")
+    with pytest.raises(UnknownRetrieverError, match="no trained model"):
+        engine.search("x", "address", retriever="trained")
+
+
+def test_dense_and_hybrid_rank_the_exact_sentence_first(engine):
+    row = engine.pool.rows([11])[0]
+    for name in ("dense", "hybrid", "static"):
+        res = engine.search(row["text"], "specify", 5, retriever=name)
+        assert res["retriever"] == name
+        assert res["results"][0]["candidate_id"] == row["candidate_id"], name
+
+
+def test_moves_returns_all_three(engine):
+    out = engine.moves("one-run privacy auditing of machine learning", k=3)
+    assert list(out["moves"]) == list(MOVES)
+    assert all(len(r["results"]) == 3 for r in out["moves"].values())
+
+
+def test_concurrent_searches_match_sequential(engine):
+    queries = [r["text"] for r in engine.pool.rows(list(range(0, 120, 6)))]
+    want = [[h["candidate_id"] for h in engine.search(q, "address", 5)["results"]] for q in queries]
+    with ThreadPoolExecutor(8) as ex:
+        got = list(
+            ex.map(lambda q: [h["candidate_id"] for h in engine.search(q, "address", 5)["results"]], queries)
+        )
+    assert got == want
+
+
+def test_split_pool_and_sentence_collection(tiny_config):
+    test_only = SearchEngine.open(tiny_config, split="test")
+    assert test_only.pool.n == _candidates(tiny_config, "test").num_rows
+    hits = test_only.search("privacy auditing", "address", 10)["results"]
+    assert hits and {h["year"] for h in hits} == {2025}
+    with pytest.raises(ServeError, match="splits with a pool: test, train"):
+        SearchEngine.open(tiny_config, split="validation")
+
+    sents = SearchEngine.open(tiny_config, source="sentences")
+    n_unique = len(set(_sentences(tiny_config)["match"].to_pylist()))
+    assert sents.pool.n == n_unique
+    row = sents.pool.rows([40])[0]
+    top = sents.search(row["text"], "specify", 1)["results"][0]
+    assert top["candidate_id"] == row["candidate_id"] and top["section"] is not None
+
+
+def test_indexes_persist_and_pool_rebuilds_when_inputs_change(tmp_path, tiny_config):
+    cfg_dir = tmp_path / "copy"
+    shutil.copytree(tiny_config.parent, cfg_dir, ignore=shutil.ignore_patterns("serve"))
+    cfg = cfg_dir / "config.toml"
+    first = SearchEngine.open(cfg, split="train", warm=["bm25"])
+    idx = first.pool.dir
+    saved = sorted((idx / "retrievers").iterdir())
+    assert len(saved) == 1 and (saved[0] / "retriever.json").is_file()
+    stamp = (idx / "pool.arrow").stat().st_mtime_ns, (saved[0] / "retriever.json").stat().st_mtime_ns
+
+    again = SearchEngine.open(cfg, split="train", warm=["bm25"])  # reuses both, rebuilds nothing
+    assert stamp == ((idx / "pool.arrow").stat().st_mtime_ns, (saved[0] / "retriever.json").stat().st_mtime_ns)
+    assert again.pool.fingerprint == first.pool.fingerprint
+
+    # a rebuilt benchmark (fewer candidates) invalidates the pool and its indexes
+    cand_file = cfg_dir / "run/benchmark/train/candidates.parquet"
+    t = pq.read_table(cand_file)
+    pq.write_table(t.slice(0, 50), cand_file)
+    os.utime(cand_file, ns=(stamp[0] + 10**9, stamp[0] + 10**9))
+    fresh = SearchEngine.open(cfg, split="train")
+    assert fresh.pool.n == 50 and fresh.pool.fingerprint != first.pool.fingerprint
+    hits = fresh.search(t["text"][3].as_py(), "address", 100)["results"]
+    assert len(hits) <= 50 and hits[0]["candidate_id"] == t["candidate_id"][3].as_py()
+
+
+@pytest.mark.slow
+def test_trained_model_is_each_moves_default(tmp_path, tiny_config):
+    """A sentence-transformers folder at <out>/models/<move>/best becomes that move's default."""
+    from tests.serve.tinyrun import MODELS
+
+    model = MODELS / "all-MiniLM-L6-v2"
+    if not model.is_dir():
+        pytest.skip(f"{model} not found")
+    cfg_dir = tmp_path / "trained"
+    shutil.copytree(tiny_config.parent, cfg_dir, ignore=shutil.ignore_patterns("serve"))
+    (cfg_dir / "run/models/address").mkdir(parents=True)
+    (cfg_dir / "run/models/address/best").symlink_to(model, target_is_directory=True)
+    small = cfg_dir / "run/benchmark/small/candidates.parquet"  # encoding stays quick on CPU
+    small.parent.mkdir()
+    pq.write_table(_candidates(tiny_config, "test").slice(0, 40), small)
+    eng = SearchEngine.open(cfg_dir / "config.toml", split="small")
+    assert eng.info()["per_move"] == {"address": "trained", "broaden": "bm25", "specify": "bm25"}
+    row = eng.pool.rows([4])[0]
+    res = eng.search(row["text"], "address", 3)
+    assert res["retriever"] == "trained" and res["note"] is None
+    assert res["results"][0]["candidate_id"] == row["candidate_id"]
+    assert eng.search(row["text"], "broaden", 3)["retriever"] == "bm25"
+    hyb = eng.search(row["text"], "address", 3, retriever="hybrid")
+    assert hyb["retriever"] == "hybrid" and hyb["note"] is None  # fuses BM25 with the trained model
+    with pytest.raises(UnknownRetrieverError, match="trained moves: address"):
+        eng.search("x", "specify", retriever="trained")

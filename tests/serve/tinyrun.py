@@ -1,0 +1,156 @@
+"""A tiny, real run directory for the serve tests: a few NeurIPS papers from the shared corpus.
+
+Sentences are split naively (blank-line paragraphs, blingfire sentences) so the
+fixture does not depend on the ingest stage; the files follow ``ratio.schemas``
+exactly, which is all the serve engine reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ratio import schemas
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+NEURIPS = REPO_ROOT.parent / "shared" / "corpora" / "neurips"
+MODELS = REPO_ROOT / "models"
+ORIGINS = ("address", "broaden", "specify", "explicit_contrast")
+
+
+def _papers(shard: Path, n: int) -> list[dict]:
+    import zstandard
+
+    out = []
+    with open(shard, "rb") as fh:
+        reader = io.TextIOWrapper(zstandard.ZstdDecompressor().stream_reader(fh), encoding="utf-8")
+        for line in reader:
+            out.append(json.loads(line))
+            if len(out) >= n:
+                break
+    return out
+
+
+def _sentences(paper: dict) -> list[dict]:
+    from blingfire import text_to_sentences
+
+    rows: list[dict] = []
+    section, para_idx = "", 0
+    for block in paper["text"].split("\n\n"):
+        block = block.strip()
+        if block.startswith("#"):
+            section = block.lstrip("# ").strip()
+            continue
+        if len(block) < 120 or block.startswith(("|", "<", "$", "\\[", "!", "*")):
+            continue
+        if section.lower() in {"references", "acknowledgments", "acknowledgements"}:
+            continue
+        for s_idx, sent in enumerate(text_to_sentences(block).split("\n")):
+            if 35 <= len(sent) <= 600:
+                rows.append(
+                    {
+                        "paper_id": paper["id"],
+                        "year": paper["year"],
+                        "date": None,
+                        "venue": paper.get("venue") or "NeurIPS",
+                        "section": section,
+                        "section_category": "introduction"
+                        if "intro" in section.lower()
+                        else "other",
+                        "is_appendix": False,
+                        "paragraph_idx": para_idx,
+                        "sentence_idx": s_idx,
+                        "text": sent,
+                        "match": " ".join(sent.lower().split()),
+                    }
+                )
+        para_idx += 1
+    return rows
+
+
+def candidate_id(match: str) -> str:
+    return "c" + hashlib.sha1(match.encode()).hexdigest()[:16]
+
+
+def make_tiny_run(
+    root: Path, *, papers_per_year: int = 3, per_paper: int = 60, dense_model: str = ""
+) -> Path:
+    """Write ``root/run/{ingest,benchmark}`` and ``root/config.toml``; return the config path.
+
+    Splits: ``train`` holds 2023 papers, ``test`` 2025 papers. Candidates are every
+    other sentence of each paper (up to ``per_paper``), so neighbours stay in the
+    sentence shards for the context lookup.
+    """
+    run = root / "run"
+    (run / "ingest" / "sentences").mkdir(parents=True, exist_ok=True)
+    (run / "ingest" / "papers").mkdir(parents=True, exist_ok=True)
+    for year, split in ((2023, "train"), (2025, "test")):
+        papers = _papers(NEURIPS / f"neurips-{year}-00.jsonl.zst", papers_per_year)
+        sents: list[dict] = []
+        cands: list[dict] = []
+        seen: set[str] = set()
+        paper_rows = []
+        for p in papers:
+            rows = _sentences(p)
+            sents += rows
+            paper_rows.append(
+                {
+                    "paper_id": p["id"],
+                    "title": p.get("title"),
+                    "year": p["year"],
+                    "date": None,
+                    "venue": p.get("venue") or "NeurIPS",
+                    "source": "neurips",
+                    "n_sections": 0,
+                    "n_paragraphs": max((r["paragraph_idx"] for r in rows), default=-1) + 1,
+                    "n_sentences": len(rows),
+                }
+            )
+            for i, r in enumerate(rows[1 : 2 * per_paper : 2]):
+                cid = candidate_id(r["match"])
+                if cid in seen:
+                    continue
+                seen.add(cid)
+                cands.append(
+                    {
+                        "candidate_id": cid,
+                        "text": r["text"],
+                        "paper_id": r["paper_id"],
+                        "year": r["year"],
+                        "section_category": r["section_category"],
+                        "origin": ORIGINS[i % len(ORIGINS)],
+                        "marker": "",
+                        "paragraph_idx": r["paragraph_idx"],
+                        "sentence_idx": r["sentence_idx"],
+                    }
+                )
+        shard = f"neurips-{year}-00"
+        pq.write_table(
+            pa.Table.from_pylist(sents, schema=schemas.SENTENCES),
+            run / "ingest" / "sentences" / f"{shard}.parquet",
+        )
+        pq.write_table(
+            pa.Table.from_pylist(paper_rows, schema=schemas.PAPERS),
+            run / "ingest" / "papers" / f"{shard}.parquet",
+        )
+        bench = run / "benchmark" / split
+        bench.mkdir(parents=True, exist_ok=True)
+        pq.write_table(
+            pa.Table.from_pylist(cands, schema=schemas.CANDIDATES), bench / "candidates.parquet"
+        )
+    cfg = root / "config.toml"
+    systems = ""
+    if dense_model:
+        systems = (
+            f'\n[[evaluate.systems]]\nname = "static"\nkind = "dense"\nmodel = "{dense_model}"\n'
+        )
+    cfg.write_text(
+        f'name = "tiny"\n\n[build]\nout = "run"\n\n[serve]\nretriever = "bm25"\n{systems}',
+        encoding="utf-8",
+    )
+    return cfg
