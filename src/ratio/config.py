@@ -49,9 +49,9 @@ class LexiconConfig:
 class SplitConfig:
     """Half-open year/date ranges; dates are ISO strings or years."""
 
-    train_end: str = "2023-12-31"
-    validation_end: str = "2024-12-31"
-    test_end: str = "9999-12-31"
+    train_end: str | int = "2023-12-31"
+    validation_end: str | int = "2024-12-31"
+    test_end: str | int = "9999-12-31"
 
 
 @dataclass
@@ -116,7 +116,7 @@ class RunConfig:
 
     def resolve(self, p: str) -> Path:
         path = Path(p)
-        return path if path.is_absolute() or not self.base_dir else Path(self.base_dir) / path
+        return path if path.is_absolute() or not self.base_dir else (Path(self.base_dir) / path).resolve()
 
     def digest(self, *sections: str) -> str:
         """Stable hash of the named sections, used as a cache key for a stage."""

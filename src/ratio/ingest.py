@@ -226,7 +226,7 @@ def find_boilerplate(out_dir: Path, cfg: IngestConfig, n_papers: int) -> pa.Tabl
         FROM read_parquet('{raw_glob}') GROUP BY match HAVING count(DISTINCT paper_id) >= {threshold}
         """
     )
-    sections = con.execute(
+    sections = con.sql(
         f"""
         SELECT s.paper_id, s.section, count(*) AS n, count(bp.match) AS n_bp
         FROM read_parquet('{raw_glob}') s LEFT JOIN bp USING (match)
@@ -315,25 +315,26 @@ def ingest(
         result.errors.extend(s.get("messages", []))
     result.shards = len(summaries)
 
-    bp = find_boilerplate(out, cfg, result.papers)
-    write_parquet_atomic(out / "boilerplate.parquet", bp, stamp("boilerplate", json.dumps(_ingest_key(cfg))))
-    bp_sent = pc.filter(bp["key"], pc.equal(bp["kind"], "sentence")).combine_chunks()
-    bp_sec = pc.filter(bp["key"], pc.equal(bp["kind"], "section")).combine_chunks()
-    final_total = 0
-    keep_names = set()
-    for s in tqdm(summaries, desc="finalize", unit="shard", disable=True if progress is False else None):
-        raw = out / "raw" / f"{s['shard']}.parquet"
-        if not raw.exists():
-            continue
-        keep_names.add(s["shard"])
-        f = finalize_shard(raw, out / "sentences" / f"{s['shard']}.parquet", bp_sent, bp_sec)
-        drops["boilerplate_sentence"] += f["boilerplate_sentence"]
-        drops["boilerplate_section_sentence"] += f["boilerplate_section_sentence"]
-        final_total += f["kept"]
-    # A final shard from an input that is no longer listed must not leak into later stages.
-    for stale in (out / "sentences").glob("*.parquet"):
-        if stale.stem not in keep_names:
-            stale.unlink()
+    # The corpus-level steps are skipped when no shard changed since the last run,
+    # so a rerun leaves sentences/ (and everything downstream) untouched.
+    final_key = {
+        "shards": [s["key"] for s in summaries],
+        "config": _ingest_key(cfg),
+        "boilerplate": [cfg.boilerplate_min_papers, cfg.boilerplate_min_fraction],
+    }
+    manifest = out / "manifest.json"
+    finals = [out / "sentences" / f"{s['shard']}.parquet" for s in summaries]
+    cached = json.loads(manifest.read_text()) if manifest.exists() else {}
+    if cached.get("key") == final_key and all(f.exists() for f in finals):
+        final_total = cached["sentences"]
+        drops.update(cached["finalize_drops"])
+    else:
+        final_total, fdrops = _finalize(out, cfg, summaries, result.papers, progress)
+        drops.update(fdrops)
+        write_text_atomic(
+            manifest,
+            json.dumps({"key": final_key, "sentences": final_total, "finalize_drops": fdrops}),
+        )
     result.sentences = final_total
     result.drops = dict(sorted(drops.items()))
     result.seconds = round(time.perf_counter() - t0, 3)
@@ -343,6 +344,30 @@ def ingest(
     stats["reused_shards"] = result.reused_shards
     write_text_atomic(out / "stats.json", json.dumps(stats, indent=1))
     return result
+
+
+def _finalize(out: Path, cfg: IngestConfig, summaries: list[dict], n_papers: int, progress) -> tuple[int, dict]:
+    bp = find_boilerplate(out, cfg, n_papers)
+    write_parquet_atomic(out / "boilerplate.parquet", bp, stamp("boilerplate", json.dumps(_ingest_key(cfg))))
+    bp_sent = pc.filter(bp["key"], pc.equal(bp["kind"], "sentence")).combine_chunks()
+    bp_sec = pc.filter(bp["key"], pc.equal(bp["kind"], "section")).combine_chunks()
+    total = 0
+    drops: Counter = Counter()
+    keep_names = set()
+    for s in tqdm(summaries, desc="finalize", unit="shard", disable=True if progress is False else None):
+        raw = out / "raw" / f"{s['shard']}.parquet"
+        if not raw.exists():
+            continue
+        keep_names.add(s["shard"])
+        f = finalize_shard(raw, out / "sentences" / f"{s['shard']}.parquet", bp_sent, bp_sec)
+        drops["boilerplate_sentence"] += f["boilerplate_sentence"]
+        drops["boilerplate_section_sentence"] += f["boilerplate_section_sentence"]
+        total += f["kept"]
+    # A final shard from an input that is no longer listed must not leak into later stages.
+    for stale in (out / "sentences").glob("*.parquet"):
+        if stale.stem not in keep_names:
+            stale.unlink()
+    return total, dict(drops)
 
 
 def corpus_stats(out_dir: str | Path, drops: dict | None = None, errors: list | None = None) -> dict:

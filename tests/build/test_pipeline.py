@@ -158,9 +158,9 @@ def test_build_from_raw_papers_through_ingest(tmp_path, lexicon_path):
     papers = []
     for i, year in enumerate((2023, 2024, 2025)):
         body = (
-            f"## Method\n\n{Q1} This is paper {i} of {year}. "
+            f"## Method\n\n{Q1[:-1]} in paper {i}. "
             f"To address this issue, we apply dropout to every layer of model {i}.\n\n"
-            f"{Q2} This holds for paper {i}. "
+            f"{Q2[:-1]} in paper {i}. "
             f"On the other hand, dense attention is exact but slow for paper {i}.\n"
         )
         papers.append(
@@ -188,3 +188,15 @@ def test_build_from_raw_papers_through_ingest(tmp_path, lexicon_path):
         assert r.counts[split]["queries"] == {"address": 1}, split
         assert r.counts[split]["candidates_by_origin"] == {"address": 1, "explicit_contrast": 1}
     assert build(cfg, progress=False).ran == []
+
+
+def test_reports_carry_marker_counts_and_provenance(tmp_path, lexicon_path):
+    cfg = make_run(tmp_path, lexicon_path)
+    build(cfg, progress=False)
+    reports = Path(cfg.build.out) / "reports"
+    rows = [line.split("\t") for line in (reports / "markers.tsv").read_text().splitlines()]
+    assert rows[0] == ["marker", "relation", "source", "mined", "benchmark"]
+    by_marker = {r[0]: r for r in rows[1:]}
+    # 5 papers x 1 "to address this issue" pair each; all survive dedup and the split
+    assert by_marker["to address this issue"][1:] == ["address", "manual", "5", "5"]
+    assert "ratio.lexicon_version=" in (reports / "table1.md").read_text()

@@ -95,3 +95,14 @@ def test_plot_writes_png(tmp_path) -> None:
     )
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert out.stat().st_size > 5000
+
+
+def test_accepts_tables() -> None:
+    import pyarrow as pa
+
+    queries, cands, run, qrels = make_case()
+    qt = pa.table({"query_id": list(queries), "text": list(queries.values())})
+    ct = pa.table({"candidate_id": list(cands), "text": list(cands.values())})
+    a = lexical_overlap(qt, ct, run, qrels, ks=(1, 3))
+    b = lexical_overlap(queries, cands, run, qrels, ks=(1, 3))
+    assert a.topk == b.topk and a.gold == b.gold

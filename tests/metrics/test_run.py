@@ -97,3 +97,18 @@ def test_bad_metric_names() -> None:
         evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["bleu@4"])
     with pytest.raises(RunError, match=">= 1"):
         evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["recall@0"])
+
+
+def test_duplicate_query_ids_in_arrays_raise() -> None:
+    with pytest.raises(RunError, match="query_ids"):
+        Run.from_arrays(["q", "q"], ["a"], np.array([[0], [0]]), np.array([[1.0], [1.0]]))
+
+
+def test_empty_lists_and_tables() -> None:
+    run = Run.from_dict({"q": {}, "p": {"c": 0.5, "d": 0.5}})
+    assert run.to_dict() == {"q": {}, "p": {"d": 0.5, "c": 0.5}}
+    t = run.to_table()
+    assert t.column("rank").to_pylist() == [1, 2]
+    assert Run.from_table(t).to_dict() == {
+        "p": {"d": 0.5, "c": 0.5}
+    }  # the long form has no empty lists

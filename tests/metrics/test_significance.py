@@ -50,3 +50,17 @@ def test_randomization_identical_and_clear_difference() -> None:
     assert randomization_test(a, a, n_resamples=500).p_value == 1.0
     p = randomization_test(a + 0.5, a, n_resamples=500).p_value
     assert p == pytest.approx(1 / 501)
+
+
+def test_paired_scores_aligns_by_query_id() -> None:
+    from ratio.metrics import evaluate_per_query
+    from ratio.metrics.significance import paired_scores
+
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    a = evaluate_per_query(qrels, {"q1": {"a": 1.0}, "q2": {"x": 1.0}}, ["mrr@10"])
+    b = evaluate_per_query(qrels, {"q2": {"b": 1.0}}, ["mrr@10"])
+    x, y = paired_scores(a, b, "mrr@10")
+    assert x.tolist() == [1.0, 0.0, 0.0] and y.tolist() == [0.0, 1.0, 0.0]
+    other = evaluate_per_query({"q1": {"a": 1}}, {}, ["mrr@10"])
+    with pytest.raises(ValueError, match="different queries"):
+        paired_scores(a, other, "mrr@10")

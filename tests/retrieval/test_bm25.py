@@ -6,7 +6,7 @@ import pytest
 bm25s = pytest.importorskip("bm25s")
 Stemmer = pytest.importorskip("Stemmer")
 
-from ratio.retrieval.base import Retriever, RetrievalError  # noqa: E402
+from ratio.retrieval.base import RetrievalError, Retriever  # noqa: E402
 from ratio.retrieval.bm25 import BM25Retriever, Bm25Tokenizer  # noqa: E402
 
 DOCS = [
@@ -37,8 +37,13 @@ QUERIES = [
 def bm25s_reference():
     stemmer = Stemmer.Stemmer("english")
     model = bm25s.BM25()
-    model.index(bm25s.tokenize(DOCS, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
-    q = bm25s.tokenize(QUERIES, stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False)
+    model.index(
+        bm25s.tokenize(DOCS, stopwords="en", stemmer=stemmer, show_progress=False),
+        show_progress=False,
+    )
+    q = bm25s.tokenize(
+        QUERIES, stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False
+    )
     return model, q
 
 

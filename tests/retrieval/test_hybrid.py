@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ratio.retrieval.base import Retriever, RetrievalError, SearchResult
+from ratio.retrieval.base import RetrievalError, Retriever, SearchResult
 from ratio.retrieval.bm25 import BM25Retriever
 from ratio.retrieval.hybrid import HybridRetriever, minmax, rrf_fuse, score_fuse
 

@@ -81,6 +81,8 @@ def test_filters_exclude_paper_years_and_venue(engine):
     assert new and {h["year"] for h in new} == {2025}
     assert engine.search(q, "specify", 5, venue="neurips")["results"]  # case-insensitive
     assert engine.search(q, "specify", 5, venue="ICML")["results"] == []
+    empty = engine.search(q, "specify", 5, year_min=2025, year_max=2020)
+    assert empty["results"] == [] and "no year matches" in empty["note"]
 
 
 def test_bad_requests_raise_clear_errors(engine):
@@ -117,7 +119,10 @@ def test_concurrent_searches_match_sequential(engine):
     want = [[h["candidate_id"] for h in engine.search(q, "address", 5)["results"]] for q in queries]
     with ThreadPoolExecutor(8) as ex:
         got = list(
-            ex.map(lambda q: [h["candidate_id"] for h in engine.search(q, "address", 5)["results"]], queries)
+            ex.map(
+                lambda q: [h["candidate_id"] for h in engine.search(q, "address", 5)["results"]],
+                queries,
+            )
         )
     assert got == want
 
@@ -146,10 +151,16 @@ def test_indexes_persist_and_pool_rebuilds_when_inputs_change(tmp_path, tiny_con
     idx = first.pool.dir
     saved = sorted((idx / "retrievers").iterdir())
     assert len(saved) == 1 and (saved[0] / "retriever.json").is_file()
-    stamp = (idx / "pool.arrow").stat().st_mtime_ns, (saved[0] / "retriever.json").stat().st_mtime_ns
+    stamp = (
+        (idx / "pool.arrow").stat().st_mtime_ns,
+        (saved[0] / "retriever.json").stat().st_mtime_ns,
+    )
 
     again = SearchEngine.open(cfg, split="train", warm=["bm25"])  # reuses both, rebuilds nothing
-    assert stamp == ((idx / "pool.arrow").stat().st_mtime_ns, (saved[0] / "retriever.json").stat().st_mtime_ns)
+    assert stamp == (
+        (idx / "pool.arrow").stat().st_mtime_ns,
+        (saved[0] / "retriever.json").stat().st_mtime_ns,
+    )
     assert again.pool.fingerprint == first.pool.fingerprint
 
     # a rebuilt benchmark (fewer candidates) invalidates the pool and its indexes

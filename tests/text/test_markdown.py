@@ -125,6 +125,24 @@ def test_appendix_heading_and_numbering():
     ]
 
 
+def test_inheritance_and_statement_sections():
+    text = (
+        "## 1 Introduction\n\nIntro text is here.\n\n## 2 Related Work\n\n"
+        "### Reinforcement Learning\n\nPrior RL work is here.\n\n"
+        "## 3 Sparse Mixtures of Experts\n\nOur model is here.\n\n"
+        "## 4 Experiments\n\nWe ran it.\n\n## Author Contributions\n\nA wrote the code.\n\n"
+        "## Code Availability\n\nThe code is online.\n"
+    )
+    secs = parse_markdown(text, "nougat")
+    assert [(s.heading, s.category) for s in secs] == [
+        ("Introduction", "introduction"),
+        # "Related Work" has no paragraphs of its own, so it is not emitted
+        ("Reinforcement Learning", "related_work"),  # inherited from the parent
+        ("Sparse Mixtures of Experts", "method"),  # unnamed section between intro and experiments
+        ("Experiments", "experiments"),
+    ]
+
+
 def test_no_headings_keeps_prose_only():
     prose = " ".join(["This is a long sentence of running body text."] * 8)
     secs = parse_markdown(f"Some Title\n\nJane Doe\n\n{prose}\n")

@@ -34,6 +34,13 @@ from ratio.text.sections import categorize, strip_numbering
         ("7 Conclusions", "conclusion"),
         ("Appendix A: Proofs", "appendix"),
         ("Supplementary Material", "appendix"),
+        ("Intro", "introduction"),
+        ("Paper Organization", "introduction"),
+        ("User Study", "experiments"),
+        ("Robustness", "results"),
+        ("Our Techniques", "method"),
+        # generic topic words stay "other" so a subsection inherits its parent's category
+        ("Reinforcement Learning", "other"),
         ("Acknowledgments", "other"),
         ("Warm-up", "other"),
         ("", "other"),

@@ -50,6 +50,7 @@ def connect(
     con = duckdb.connect()
     con.execute(f"SET threads = {max(1, threads or os.cpu_count() or 1)}")
     con.execute("SET preserve_insertion_order = false")
+    con.execute("SET enable_progress_bar = false")
     if spill_dir is not None:
         Path(spill_dir).mkdir(parents=True, exist_ok=True)
         con.execute(f"SET temp_directory = '{spill_dir}'")

@@ -24,6 +24,7 @@ import hashlib
 import json
 import shutil
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -381,7 +382,7 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
         "split": digest(split_key),
         "lexicon_version": lexicon.version,
     }
-    names = ["table1.md", "table2.md", "table6.md", "build.md"]
+    names = ["table1.md", "table2.md", "table6.md", "build.md", "markers.tsv"]
     if (
         _up_to_date(reports_dir / "manifest.json", reports_key, [reports_dir / n for n in names])
         is None
@@ -393,7 +394,18 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
             "dedup": dedup_stats,
             "split": split_info,
         }
-        write_reports(reports_dir, bench, result.counts, lexicon, info)
+        mined: Counter = Counter()
+        for m_ in mine_summaries:
+            mined.update(m_.get("kept_by_marker", {}))
+        write_reports(
+            reports_dir,
+            bench,
+            result.counts,
+            lexicon,
+            info,
+            mined=dict(mined),
+            provenance=stamp("reports", digest(reports_key), lexicon.version),
+        )
         _write_manifest(reports_dir / "manifest.json", "reports", reports_key, lexicon.version)
         result.stages["reports"] = StageResult(
             "reports", ran=True, seconds=time.perf_counter() - t0

@@ -14,6 +14,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -74,9 +75,7 @@ def marker_fires(benchmark_dir: str | os.PathLike) -> Counter:
             fires.update(pq.read_table(q, columns=["marker"])["marker"].to_pylist())
         if c.exists():
             t = pq.read_table(c, columns=["marker", "origin"])
-            t = t.filter(
-                pc.is_in(t["origin"], value_set=__import__("pyarrow").array(list(DISTRACTORS)))
-            )
+            t = t.filter(pc.is_in(t["origin"], value_set=pa.array(list(DISTRACTORS))))
             fires.update(t["marker"].to_pylist())
     return fires
 
@@ -190,15 +189,26 @@ def build_report(info: dict) -> str:
         if k in mine:
             lines.append(f"- {k.replace('_', ' ')}: {_n(mine[k])}")
     lines += ["", "## De-duplication (whole corpus, before the split)", ""]
-    for k, v in dedup.items():
-        lines.append(f"- {k.replace('_', ' ')}: {_n(v)}")
+    order = (
+        "input_pairs",
+        "duplicate_pairs",
+        "pairs",
+        "input_distractors",
+        "duplicate_distractors",
+        "distractors_equal_to_a_gold",
+        "distractors",
+    )
+    for k in sorted(dedup, key=lambda k: order.index(k) if k in order else len(order)):
+        lines.append(f"- {k.replace('_', ' ')}: {_n(dedup[k])}")
     lines += ["", "## Temporal split", ""]
-    for k, v in split.get("boundaries", {}).items():
-        lines.append(f"- {k} ends {v}")
+    for k in SPLITS:
+        if k in split.get("boundaries", {}):
+            lines.append(f"- {k} ends {split['boundaries'][k]}")
     for k, v in split.get("excluded", {}).items():
         lines.append(f"- rows left out ({k.replace('_', ' ')}): {_n(v)}")
     lines += ["", "## Leakage check", ""]
-    for s, d in split.get("leakage_dropped", {}).items():
+    dropped = split.get("leakage_dropped", {})
+    for s, d in sorted(dropped.items(), key=lambda kv: SPLITS.index(kv[0])):
         lines.append(
             f"- {s}: dropped {_n(d.get('pairs', 0))} pairs and {_n(d.get('distractors', 0))} distractor "
             "candidates whose text occurs in an earlier split"
@@ -209,21 +219,42 @@ def build_report(info: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def marker_table(lexicon, mined: dict[str, int], fires: dict[str, int]) -> str:
+    """Per-marker TSV: rows mined (before dedup/split) and rows in the benchmark."""
+    lines = ["marker\trelation\tsource\tmined\tbenchmark"]
+    for e in sorted(lexicon.entries, key=lambda e: (e.relation, -mined.get(e.marker, 0), e.marker)):
+        if mined.get(e.marker, 0) or fires.get(e.marker, 0):
+            lines.append(
+                f"{e.marker}\t{e.relation}\t{e.source}\t{mined.get(e.marker, 0)}\t{fires.get(e.marker, 0)}"
+            )
+    return "\n".join(lines) + "\n"
+
+
 def write_reports(
     reports_dir: str | os.PathLike,
     benchmark_dir: str | os.PathLike,
     counts: dict,
     lexicon,
     info: dict,
+    mined: dict[str, int] | None = None,
+    provenance: dict[str, str] | None = None,
 ) -> list[Path]:
-    """Write ``table1.md``, ``table2.md``, ``table6.md`` and ``build.md``."""
+    """Write ``table1.md``, ``table2.md``, ``table6.md``, ``build.md`` and ``markers.tsv``.
+
+    ``mined`` is rows per marker straight out of mining; ``provenance`` (a
+    :func:`ratio.provenance.stamp`) goes into an HTML comment at the end of each Markdown file.
+    """
     d = Path(reports_dir)
     fires = marker_fires(benchmark_dir)
+    footer = ""
+    if provenance:
+        footer = "\n<!-- " + " ".join(f"{k}={v}" for k, v in sorted(provenance.items())) + " -->\n"
     docs = {
-        "table1.md": table1(counts),
-        "table2.md": table2(lexicon, fires),
-        "table6.md": table6(counts),
-        "build.md": build_report(info),
+        "table1.md": table1(counts) + footer,
+        "table2.md": table2(lexicon, fires) + footer,
+        "table6.md": table6(counts) + footer,
+        "build.md": build_report(info) + footer,
+        "markers.tsv": marker_table(lexicon, mined or {}, fires),
     }
     paths = []
     for name, text in docs.items():

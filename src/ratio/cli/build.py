@@ -21,7 +21,7 @@ def build_cmd(
     from rich.console import Console
     from rich.table import Table
 
-    from ratio.build import build
+    from ratio.build import SPLITS, build
     from ratio.config import load_config
 
     result = build(load_config(config))
@@ -38,7 +38,8 @@ def build_cmd(
     for rel in ("specify", "address", "broaden"):
         q.add_column(rel, justify="right")
     q.add_column("candidates", justify="right")
-    for split, c in result.counts.items():
+    for split in SPLITS:
+        c = result.counts.get(split, {})
         rels = c.get("queries", {})
         q.add_row(
             split,

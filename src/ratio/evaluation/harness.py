@@ -140,20 +140,12 @@ class Pool:
         return len(self.ids)
 
 
-def _take(bench: Benchmark, keep: np.ndarray) -> tuple[list[str], list[str]]:
-    ids = np.asarray(bench.candidate_ids, dtype=object)[keep].tolist()
-    texts = np.asarray(bench.candidate_texts, dtype=object)[keep].tolist()
-    return ids, texts
-
-
-def sub_pool(bench: Benchmark, base: np.ndarray, golds: set[str], max_pool: int, seed: int):
-    """Indices (sorted) of a seeded sub-pool of ``base``: all golds + random others."""
-    ids = np.asarray(bench.candidate_ids, dtype=object)
-    is_gold = np.fromiter((i in golds for i in ids[base]), dtype=bool, count=len(base))
-    gold_idx, other_idx = base[is_gold], base[~is_gold]
-    n_other = max(0, max_pool - len(gold_idx))
-    rng = np.random.default_rng(seed)
-    chosen = rng.choice(other_idx, size=min(n_other, len(other_idx)), replace=False)
+def sub_pool(ids: Sequence[str], golds: set[str], max_pool: int, seed: int) -> np.ndarray:
+    """Sorted row indices of a seeded sub-pool of ``ids``: every gold plus random others."""
+    is_gold = np.fromiter((i in golds for i in ids), dtype=bool, count=len(ids))
+    gold_idx, other_idx = np.nonzero(is_gold)[0], np.nonzero(~is_gold)[0]
+    n_other = min(max(0, max_pool - len(gold_idx)), len(other_idx))
+    chosen = np.random.default_rng(seed).choice(other_idx, size=n_other, replace=False)
     return np.sort(np.concatenate([gold_idx, chosen]).astype(np.int64))
 
 
@@ -166,33 +158,37 @@ def make_pool(
     max_pool: int,
     seed: int,
 ) -> Pool:
-    """The pool one system searches: shared/oracle, optionally capped at ``max_pool``."""
-    ids = np.asarray(bench.candidate_ids, dtype=object)
+    """The pool a system searches: shared or oracle (Appendix F.2), optionally capped."""
+    from ratio.evaluation.oracle import check_golds_in_pool, filter_pool, relation_pool
+
+    gold_list = sorted(golds)
     if oracle == "none":
-        base = np.arange(len(ids))
+        base = bench.candidates
         key, desc = "shared", "shared pool"
     elif oracle == "relation":
-        origin = np.asarray(bench.candidates.column("origin").to_pylist(), dtype=object)
-        is_gold = np.fromiter((i in golds for i in ids), dtype=bool, count=len(ids))
-        base = np.nonzero((origin == relation) | is_gold)[0]
+        base = relation_pool(bench.candidates, relation, keep_ids=gold_list)
         key, desc = f"oracle-relation-{relation}", f"oracle pool: {relation} candidates only"
     elif oracle == "golds":
-        base = np.nonzero(np.fromiter((i in golds for i in ids), dtype=bool, count=len(ids)))[0]
+        base = filter_pool(bench.candidates, gold_list)
         key, desc = f"oracle-golds-{relation}", f"oracle pool: {relation} golds only"
     else:
         raise EvaluationError(f"unknown oracle {oracle!r}; use one of {', '.join(ORACLES)}")
-    if max_pool and max_pool < len(base):
-        n_gold = sum(1 for i in ids[base] if i in golds)
-        base = sub_pool(bench, base, golds, max_pool, seed)
+    ids = base.column("candidate_id").to_pylist()
+    texts = base.column("text").to_pylist()
+    if max_pool and max_pool < len(ids):
+        keep = sub_pool(ids, golds, max_pool, seed)
+        n_gold = sum(1 for i in ids if i in golds)
+        ids = [ids[i] for i in keep]
+        texts = [texts[i] for i in keep]
         key += f"-max{max_pool}-seed{seed}"
         desc += (
-            f", seeded sub-pool of {len(base):,} (seed {seed}): all {n_gold:,} golds of the "
-            f"evaluated queries + {len(base) - n_gold:,} random others"
+            f", seeded sub-pool of {len(ids):,} (seed {seed}): all {n_gold:,} golds of the "
+            f"evaluated queries + {len(ids) - n_gold:,} random others"
         )
     else:
-        desc += f" ({len(base):,} candidates)"
-    pid, ptext = _take(bench, base)
-    return Pool(key, desc, pid, ptext)
+        desc += f" ({len(ids):,} candidates)"
+    check_golds_in_pool(ids, {"_": dict.fromkeys(gold_list, 1)})
+    return Pool(key, desc, ids, texts)
 
 
 # ------------------------------------------------------------------ systems
@@ -461,15 +457,103 @@ def evaluate_systems(
     return results
 
 
-def write_results(results: EvaluationResults, out_dir: Path) -> None:
-    """``results.json`` (everything), ``results.md`` and ``results.csv`` (the table layout)."""
-    from ratio.evaluation import tables
+def table_metrics(ks: Sequence[int]) -> list[str]:
+    """The table's columns: the paper's R@1, R@10, M@10, M@100 for ks = 1, 10, 100."""
+    ks = sorted(set(int(k) for k in ks))
+    top = ks[-1]
+    return [f"recall@{k}" for k in ks if k < top or len(ks) == 1] + [
+        f"mrr@{k}" for k in ks if k > 1
+    ]
 
+
+def results_caption(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str:
+    """States the split, query counts and every pool evaluated, under the table."""
+    n = {}
+    for r in rows:
+        n.setdefault(r["relation"], r["n_queries"])
+    counts = " / ".join(f"{v:,}" for v in n.values())
+    lines = [
+        f"Split `{meta['split']}`; n = {counts} queries for "
+        f"{' / '.join(k.capitalize() for k in n)}. R@k = Recall@k, M@k = MRR@k (%)."
+    ]
+    pools = dict.fromkeys(f"{r['system']}: {r['pool']}" for r in rows)
+    distinct = dict.fromkeys(r["pool"] for r in rows)
+    if len(distinct) == 1:
+        lines.append(f"Pool: {next(iter(distinct))}.")
+    else:
+        lines.append("Pools: " + "; ".join(pools) + ".")
+    return "\n".join(lines)
+
+
+def write_results(results: EvaluationResults, out_dir: Path) -> None:
+    """``results.md`` / ``.csv`` (the paper's table layout) and ``results.json``: the table's
+    lossless JSON (loadable with ``ResultsTable.from_json``) plus ``meta`` and raw ``records``."""
+    from ratio.evaluation.tables import results_table
+
+    meta = results.meta
+    title = f"Results on {meta['split']}"
+    if meta.get("oracle") not in (None, "none"):
+        title += f" (oracle pool: {meta['oracle']})"
+    table = results_table(results.rows, meta["relations"], table_metrics(meta["ks"]), title)
+    table.caption = results_caption(results.rows, meta)
+    doc = json.loads(table.to_json())
+    doc["meta"] = meta
+    doc["records"] = results.rows
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out_dir / "results.json", json.dumps(results.to_dict(), indent=2) + "\n")
-    md, csv = tables.render(results.rows, results.meta)
-    write_text_atomic(out_dir / "results.md", md)
-    write_text_atomic(out_dir / "results.csv", csv)
-    results.files.update(
-        {k: str(out_dir / f"results.{k}") for k in ("json", "md", "csv")},
-    )
+    write_text_atomic(out_dir / "results.md", table.to_markdown())
+    write_text_atomic(out_dir / "results.csv", table.to_csv())
+    write_text_atomic(out_dir / "results.json", json.dumps(doc, indent=2) + "\n")
+    results.files.update({k: str(out_dir / f"results.{k}") for k in ("json", "md", "csv")})
+
+
+# ------------------------------------------------------------------ interactive search
+
+
+def pick_system(config: RunConfig, move: str, system: str | None = None) -> SystemConfig:
+    """``system`` if given; else a system named for the move (operation-specific retrievers,
+    e.g. ``mpnet-tuned-address``); else the first configured system."""
+    named = _named_systems(config)
+    if system:
+        if system not in named:
+            raise EvaluationError(f"no system named {system!r}; configured: {', '.join(named)}")
+        return named[system]
+    for name, s in named.items():
+        if move and re.search(rf"(^|[-_.]){re.escape(move)}($|[-_.])", name):
+            return s
+    return next(iter(named.values()))
+
+
+def search_pool(
+    config: RunConfig, query: str, move: str, k: int = 10, system: str | None = None
+) -> tuple[str, list[dict[str, Any]]]:
+    """Rank the split's shared candidate pool for one query with one system.
+
+    Returns the system name and the ranked candidates with their metadata.
+    """
+    if move not in RELATIONS:
+        raise EvaluationError(f"unknown move {move!r}; use one of {', '.join(RELATIONS)}")
+    build_out = config.resolve(config.build.out)
+    bench = load_benchmark(build_out, config.evaluate.split)
+    s = pick_system(config, move, system)
+    named = _named_systems(config)
+    store = IndexStore(config, named, config.evaluate.split)
+    pool = make_pool(bench, relation=move, oracle="none", golds=set(), max_pool=0, seed=0)
+    r = store.get(s.name, pool)
+    for comp in [r, *getattr(r, "components", [])]:
+        if hasattr(comp, "cache_queries"):
+            comp.cache_queries = False  # one-off queries need not fill the cache
+    res = r.search([query], k)
+    cands = bench.candidates
+    row_of = {c: i for i, c in enumerate(bench.candidate_ids)}
+    cols = [c for c in ("text", "paper_id", "year", "origin", "marker") if c in cands.column_names]
+    data = {c: cands.column(c).to_pylist() for c in cols}
+    out = []
+    for rank, (cid, score) in enumerate(zip(res.ids[0], res.scores[0], strict=True), 1):
+        if cid == "":
+            continue
+        i = row_of[str(cid)]
+        out.append(
+            {"rank": rank, "candidate_id": str(cid), "score": float(score)}
+            | {c: data[c][i] for c in cols}
+        )
+    return s.name, out

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from ratio.io import RatioError, atomic_path
 from ratio.metrics.run import Qrels, Run
@@ -99,9 +100,15 @@ class OverlapResult:
         }
 
 
+def texts_by_id(table: pa.Table, id_column: str, text_column: str = "text") -> dict[str, str]:
+    """``{id: text}`` from a QUERIES or CANDIDATES table."""
+    ids = table.column(id_column).to_pylist()
+    return dict(zip(ids, table.column(text_column).to_pylist(), strict=True))
+
+
 def lexical_overlap(
-    query_texts: Mapping[str, str],
-    candidate_texts: Mapping[str, str],
+    query_texts: Mapping[str, str] | pa.Table,
+    candidate_texts: Mapping[str, str] | pa.Table,
     run: Run,
     qrels: Qrels,
     ks: Sequence[int] = DEFAULT_KS,
@@ -109,12 +116,17 @@ def lexical_overlap(
 ) -> OverlapResult:
     """Query-candidate Jaccard over ranks ``1..max(ks)`` vs query-gold Jaccard.
 
+    Texts are ``{id: text}`` mappings or QUERIES / CANDIDATES tables.
     Queries: those of ``qrels`` with a relevant doc that ``run`` contains. A
     list shorter than ``k`` is averaged over what it has. The Spearman ρ pairs
     every (rank, Jaccard) of every query.
     """
     from scipy.stats import spearmanr
 
+    if isinstance(query_texts, pa.Table):
+        query_texts = texts_by_id(query_texts, "query_id")
+    if isinstance(candidate_texts, pa.Table):
+        candidate_texts = texts_by_id(candidate_texts, "candidate_id")
     ks = tuple(sorted({int(k) for k in ks}))
     if not ks or ks[0] < 1:
         raise RatioError(f"overlap ks must be positive integers, got {ks}")

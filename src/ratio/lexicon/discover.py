@@ -144,13 +144,13 @@ def render_html(spans: list[SpanExamples]) -> str:
         "Fill the <code>decision</code> column of review.csv with a relation name or "
         "<code>reject</code>.</p><ol>",
     ]
-    for s in spans:
-        parts.append(f"<li><a href='#s{abs(hash(s.span))}'>{e(s.span)}</a> ({s.count})</li>")
+    for i, s in enumerate(spans):
+        parts.append(f"<li><a href='#s{i}'>{e(s.span)}</a> ({s.count})</li>")
     parts.append("</ol>")
-    for s in spans:
+    for i, s in enumerate(spans):
         rel = f" <span class='rel'>[{e(s.relation)}]</span>" if s.relation else ""
         parts.append(
-            f"<section id='s{abs(hash(s.span))}'><h2>{e(s.span)}, <small>{s.count}</small>{rel}</h2><ol>"
+            f"<section id='s{i}'><h2>{e(s.span)}, <small>{s.count}</small>{rel}</h2><ol>"
         )
         for prev, sent, pid in s.examples:
             cut = sent.find(",")

@@ -52,12 +52,15 @@ class Lexicon:
     """An immutable set of markers, each under exactly one relation."""
 
     def __init__(self, entries: Iterable[LexiconEntry], semver: str = "0") -> None:
-        self.entries: tuple[LexiconEntry, ...] = tuple(entries)
+        kept: list[LexiconEntry] = []
         self._relation: dict[str, str] = {}
-        for e in self.entries:
+        for e in entries:
             prev = self._relation.setdefault(e.marker, e.relation)
             if prev != e.relation:
                 raise LexiconError(f"marker {e.marker!r} listed as {prev!r} and {e.relation!r}")
+            if len(self._relation) > len(kept):  # first time this marker is seen
+                kept.append(e)
+        self.entries: tuple[LexiconEntry, ...] = tuple(kept)
         self.semver = semver
         digest = hashlib.sha1()
         for marker, relation, source in sorted(

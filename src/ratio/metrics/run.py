@@ -75,6 +75,8 @@ def _ragged_to_matrix(
     """Place flat triples, already grouped by row, into ``-1``-padded matrices."""
     counts = np.bincount(rows, minlength=n_rows) if rows.size else np.zeros(n_rows, np.int64)
     depth = int(counts.max()) if n_rows and rows.size else 0
+    if n_rows and rows.size == n_rows * depth:  # equal-length lists: a plain reshape
+        return codes.reshape(n_rows, depth), scores.reshape(n_rows, depth)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
     pos = np.arange(rows.size) - starts[rows] if rows.size else rows
     idx = np.full((n_rows, depth), -1, dtype=np.int64)
@@ -85,7 +87,7 @@ def _ragged_to_matrix(
 
 
 def _rank_matrix(
-    idx: np.ndarray, scores: np.ndarray, vocab: np.ndarray
+    idx: np.ndarray, scores: np.ndarray, vocab: np.ndarray, check_duplicates: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sort each row: score descending, ties by doc id descending; padding last.
 
@@ -98,9 +100,10 @@ def _rank_matrix(
     pad = idx < 0
     if np.isnan(scores[~pad]).any():
         raise RunError("run contains NaN scores; trec_eval cannot rank them")
-    srt = np.sort(np.where(pad, -1, idx), axis=1)
-    if ((srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)).any():
-        raise RunError("a query lists the same doc id twice")
+    if check_duplicates:  # not needed for dict input: keys are unique per query
+        srt = np.sort(np.where(pad, -1, idx), axis=1)
+        if ((srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)).any():
+            raise RunError("a query lists the same doc id twice")
     neg = np.where(pad, np.inf, -scores)
     order = np.argsort(neg, axis=1, kind="stable")
     idx = np.take_along_axis(idx, order, axis=1)
@@ -159,7 +162,7 @@ class Run:
         rows = np.repeat(np.arange(len(qids), dtype=np.int64), lens)
         vocab, codes, arrow = _encode(ids)
         idx, sc = _ragged_to_matrix(rows, codes, np.asarray(vals, dtype=np.float64), len(qids))
-        indices, scores = _rank_matrix(idx, sc, vocab)
+        indices, scores = _rank_matrix(idx, sc, vocab, check_duplicates=False)
         return cls(qids, vocab, indices, scores, name)._with_arrow(arrow)
 
     @classmethod
@@ -174,8 +177,9 @@ class Run:
         """From a retriever's output: ``indices[i, j]`` points into ``candidate_ids``.
 
         Rows need not be sorted (they are re-ranked with the trec_eval convention);
-        ``-1`` entries are padding, as a faiss search returns them. ``candidate_ids``
-        becomes the run's vocabulary as is (no copy when it is a numpy array).
+        ``-1`` entries are padding, as a faiss search returns them. The run's
+        vocabulary is the retrieved subset of ``candidate_ids`` (which must be
+        unique among retrieved entries; checked).
         """
         indices = np.asarray(indices)
         scores = np.asarray(scores, dtype=np.float64)
@@ -185,6 +189,8 @@ class Run:
             )
         if indices.shape[0] != len(query_ids):
             raise RunError(f"{len(query_ids)} query ids for {indices.shape[0]} rows")
+        if len(set(query_ids)) != len(query_ids):
+            raise RunError("query_ids contains duplicates")
         cands = _as_str_array(candidate_ids)
         if indices.size and indices.max() >= len(cands):
             raise RunError(f"index {int(indices.max())} out of range for {len(cands)} candidates")
@@ -197,7 +203,7 @@ class Run:
         remap[used] = np.arange(used.size)
         vocab = cands[used]
         arrow = pa.array(vocab, pa.string())
-        if used.size and pc.count_distinct(arrow).as_py() != used.size:
+        if used.size and len(pc.unique(arrow)) != used.size:
             raise RunError("candidate_ids contains duplicate ids")
         ranked, out_scores = _rank_matrix(remap[indices], scores, vocab)
         return cls([str(q) for q in query_ids], vocab, ranked, out_scores, name)._with_arrow(arrow)
@@ -437,9 +443,10 @@ class Relevance:
 def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
     """Align ``run`` to ``qrels`` up to ``depth`` ranks, fully vectorised.
 
-    Qrels ids are hashed into the run's vocabulary (Arrow ``index_in``), then one
-    combined int64 key ``query_row * (V + 1) + doc_index`` on both sides and a
-    single ``searchsorted`` find the gains: O(n log n), all in numpy.
+    The judged ids are hashed and the run's vocabulary probed against them
+    (Arrow ``index_in``); only retrieved cells that are judged for *some* query
+    are then matched on a combined int64 key ``query_row * (U + 1) + judged_index``
+    with one ``searchsorted``. Duplicate ids in the vocabulary map consistently.
     """
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth}")
@@ -466,20 +473,24 @@ def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
     sel = (trip_q >= 0) & (gain_all > 0)
     tq, tdoc, tgain = trip_q[sel], qrels.doc_ids[sel], gain_all[sel]
 
-    v = run.vocab.size
     gains = np.zeros((n, depth), dtype=np.float64)
-    if v and tq.size:
-        code = run.codes_of(tdoc)
-        found = code >= 0
-        qkeys = tq[found] * (v + 1) + code[found]
-        qgain = tgain[found]
-        order = np.argsort(qkeys)
-        qkeys, qgain = qkeys[order], qgain[order]
-        if qkeys.size:
-            rkeys = np.arange(n, dtype=np.int64)[:, None] * (v + 1) + ind
+    if run.vocab.size and tq.size:
+        # hash the (few) judged ids and probe the run's vocabulary with them:
+        # vocab entry -> index among the judged ids, or -1
+        udocs, tcode, uarrow = _encode(tdoc)
+        probe = pc.index_in(run.vocab_arrow, value_set=uarrow)
+        vmap = np.append(probe.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64), -1)
+        cell = vmap[ind]  # ind == -1 picks the appended -1
+        r, c = np.nonzero(cell >= 0)
+        if r.size:
+            u = udocs.size + 1
+            qkeys = tq * u + tcode
+            order = np.argsort(qkeys)
+            qkeys, qgain = qkeys[order], tgain[order]
+            rkeys = r * u + cell[r, c]
             pos = np.minimum(np.searchsorted(qkeys, rkeys), qkeys.size - 1)
-            match = (ind >= 0) & (qkeys[pos] == rkeys)
-            gains[match] = qgain[pos[match]]
+            match = qkeys[pos] == rkeys
+            gains[r[match], c[match]] = qgain[pos[match]]
 
     # ideal ranking: qrels gains sorted descending, per query
     ideal = np.zeros((n, depth), dtype=np.float64)

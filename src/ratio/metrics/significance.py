@@ -10,8 +10,12 @@ sign is flipped at random. It is seeded, so a table is reproducible.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ratio.metrics.evaluate import PerQuery
 
 
 @dataclass(frozen=True)
@@ -77,3 +81,17 @@ def paired_t_test(a: np.ndarray, b: np.ndarray) -> SignificanceResult:
     t = mean / (sd / np.sqrt(n))
     p = 2.0 * stdtr(n - 1, -abs(t))
     return SignificanceResult(float(t), float(min(p, 1.0)), n)
+
+
+def paired_scores(a: PerQuery, b: PerQuery, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per-query ``metric`` of two systems aligned by query id.
+
+    Both must cover the same queries (evaluate both runs against the same qrels);
+    a mismatch raises rather than silently testing different query sets.
+    """
+    if set(a.query_ids) != set(b.query_ids):
+        only = sorted(set(a.query_ids) ^ set(b.query_ids))
+        raise ValueError(f"systems cover different queries ({len(only)} differ, e.g. {only[0]!r})")
+    pos = {q: i for i, q in enumerate(b.query_ids)}
+    order = np.fromiter((pos[q] for q in a.query_ids), dtype=np.int64, count=len(a.query_ids))
+    return a.scores[metric], b.scores[metric][order]

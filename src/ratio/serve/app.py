@@ -16,14 +16,15 @@ import threading
 import time
 from collections import Counter, deque
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, field_validator
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ratio import __version__
 from ratio.io import RatioError
@@ -42,6 +43,20 @@ Move = Literal["address", "broaden", "specify"]
 # ---------------------------------------------------------------- request / response models
 
 
+def _json_integer(v: Any) -> Any:
+    """JSON Schema's integer: 3 and 3.0 yes; true, "3" and 3.5 no (pydantic's lax mode
+    would coerce the first two, its strict mode would refuse 3.0)."""
+    if isinstance(v, bool | str | bytes):
+        raise ValueError("Input should be a valid integer")
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+JsonInt = Annotated[int, BeforeValidator(_json_integer)]
+OptJsonInt = Annotated[int | None, BeforeValidator(_json_integer)]
+
+
 class _Filters(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -53,15 +68,15 @@ class _Filters(BaseModel):
         examples=["Reward models trained on human preferences are easy to over-optimize."],
         json_schema_extra={"pattern": QUERY_PATTERN},  # not blank; checked by _not_blank
     )
-    k: int = Field(10, ge=1, le=MAX_K, description="How many results to return.")
+    k: JsonInt = Field(10, ge=1, le=MAX_K, description="How many results to return.")
     retriever: str | None = Field(
         None,
         max_length=200,
         description="'auto' (the move's trained model when present, else the default), "
         "'bm25', 'dense', 'hybrid', 'trained', or a system named in the run config.",
     )
-    year_min: int | None = Field(None, ge=0, le=9999, description="Earliest paper year.")
-    year_max: int | None = Field(None, ge=0, le=9999, description="Latest paper year.")
+    year_min: OptJsonInt = Field(None, ge=0, le=9999, description="Earliest paper year.")
+    year_max: OptJsonInt = Field(None, ge=0, le=9999, description="Latest paper year.")
     venue: str | None = Field(None, max_length=200, description="Only papers from this venue.")
     exclude_paper: str | None = Field(
         None, max_length=200, description="Leave out this paper (e.g. the query's own)."
@@ -73,18 +88,6 @@ class _Filters(BaseModel):
         if not v.strip(BLANK):
             raise ValueError("query is empty: give a research statement to search with")
         return v
-
-    @model_validator(mode="after")
-    def _years(self):
-        if (
-            self.year_min is not None
-            and self.year_max is not None
-            and self.year_min > self.year_max
-        ):
-            raise ValueError(
-                f"year_min ({self.year_min}) is greater than year_max ({self.year_max})"
-            )
-        return self
 
     def filters(self) -> dict[str, Any]:
         return {
@@ -256,6 +259,11 @@ def create_app(engine: SearchEngine) -> FastAPI:
                 {"error": f"malformed JSON body: {_error_message(errors)}", "detail": errors}, 400
             )
         return JSONResponse({"error": _error_message(errors), "detail": errors}, 422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException):
+        # e.g. a body that is not even text; keep the one error shape for every 4xx
+        return JSONResponse({"error": str(exc.detail)}, exc.status_code, headers=exc.headers)
 
     @app.exception_handler(ServeError)
     async def _serve_error(request: Request, exc: ServeError):

@@ -661,9 +661,19 @@ class SearchEngine:
         query = self._check_query(query)
         if not 1 <= int(k) <= MAX_K:
             raise ServeError(f"k must be between 1 and {MAX_K}, got {k}")
-        if year_min is not None and year_max is not None and year_min > year_max:
-            raise ServeError(f"year_min ({year_min}) is greater than year_max ({year_max})")
         plan = self.resolve(retriever, move)
+        if year_min is not None and year_max is not None and year_min > year_max:
+            # an empty range, not an error: JSON Schema cannot say "min <= max", and a
+            # client that states a valid schema request should get a valid answer
+            return self._response(
+                query,
+                move,
+                k,
+                plan,
+                [],
+                t0,
+                f"year_min ({year_min}) > year_max ({year_max}): no year matches",
+            )
         filtered = any(v not in (None, "") for v in (year_min, year_max, venue, exclude_paper))
         n = self.pool.n
         fetch = min(n, k if not filtered else max(4 * k, 50))
@@ -698,8 +708,10 @@ class SearchEngine:
                     "retriever": plan.name,
                 }
             )
-        note = None
-        if not plan.move_specific:
+        return self._response(query, move, k, plan, results, t0)
+
+    def _response(self, query, move, k, plan, results, t0, note=None) -> dict[str, Any]:
+        if note is None and not plan.move_specific:
             note = (
                 f"'{plan.name}' is not specific to the {move} move (no model trained for it), "
                 f"so every move ranks by the same similarity"

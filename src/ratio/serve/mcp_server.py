@@ -11,9 +11,12 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
-from ratio.serve.engine import MOVES, SearchEngine
+from pydantic import Field
+
+from ratio.io import RatioError
+from ratio.serve.engine import MAX_K, MAX_QUERY_CHARS, MOVES, SearchEngine
 
 INSTRUCTIONS = (
     "Ratio retrieves sentences from scientific papers that suggest a next ideation move for a "
@@ -51,41 +54,57 @@ def _compact(hit: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _server_class():
-    try:  # mcp >= 2
+def _sdk():
+    """(server class, ToolError) for mcp 2 (MCPServer) or mcp 1 (FastMCP)."""
+    try:
         from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
 
-        return MCPServer
-    except ImportError:  # mcp 1.x
+        return MCPServer, ToolError
+    except ImportError:
         from mcp.server.fastmcp import FastMCP
+        from mcp.server.fastmcp.exceptions import ToolError
 
-        return FastMCP
+        return FastMCP, ToolError
+
+
+Statement = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description="A research statement: a problem, claim, observation or objective.",
+    ),
+]
+K = Annotated[int, Field(ge=1, le=MAX_K, description="How many results.")]
+Year = Annotated[int | None, Field(ge=0, le=9999)]
 
 
 def build_server(get_engine: Callable[[], SearchEngine]):
     """The MCP server object with one tool per move plus ``moves`` (all three)."""
-    server = _server_class()(name="ratio", instructions=INSTRUCTIONS)
+    server_class, tool_error = _sdk()
+    server = server_class(name="ratio", instructions=INSTRUCTIONS)
+
+    def run(fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except RatioError as e:  # the agent should read why (empty statement, unknown retriever)
+            raise tool_error(str(e)) from e
 
     def make_tool(move: str):
         def tool(
-            statement: str,
-            k: int = 10,
-            year_min: int | None = None,
-            year_max: int | None = None,
+            statement: Statement,
+            k: K = 10,
+            year_min: Year = None,
+            year_max: Year = None,
             venue: str | None = None,
             exclude_paper: str | None = None,
             retriever: str | None = None,
         ) -> dict[str, Any]:
-            res = get_engine().search(
-                statement,
-                move,
-                max(1, min(int(k), 100)),
-                retriever,
-                year_min=year_min,
-                year_max=year_max,
-                venue=venue,
-                exclude_paper=exclude_paper,
+            filters = dict(
+                year_min=year_min, year_max=year_max, venue=venue, exclude_paper=exclude_paper
             )
+            res = run(get_engine().search, statement, move, k, retriever, **filters)
             return {
                 "move": move,
                 "retriever": res["retriever"],
@@ -101,23 +120,18 @@ def build_server(get_engine: Callable[[], SearchEngine]):
         server.add_tool(make_tool(move), name=move, description=DESCRIPTIONS[move])
 
     def moves(
-        statement: str,
-        k: int = 5,
-        year_min: int | None = None,
-        year_max: int | None = None,
+        statement: Statement,
+        k: K = 5,
+        year_min: Year = None,
+        year_max: Year = None,
         venue: str | None = None,
         exclude_paper: str | None = None,
         retriever: str | None = None,
     ) -> dict[str, Any]:
-        res = get_engine().moves(
-            statement,
-            max(1, min(int(k), 100)),
-            retriever,
-            year_min=year_min,
-            year_max=year_max,
-            venue=venue,
-            exclude_paper=exclude_paper,
+        filters = dict(
+            year_min=year_min, year_max=year_max, venue=venue, exclude_paper=exclude_paper
         )
+        res = run(get_engine().moves, statement, k, retriever, **filters)
         return {
             m: {"retriever": r["retriever"], "results": [_compact(h) for h in r["results"]]}
             for m, r in res["moves"].items()

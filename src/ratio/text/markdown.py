@@ -76,8 +76,12 @@ _REFERENCES = re.compile(
     r"|reference list|cited works)\b",
     re.I,
 )
+# Sections without scientific prose: funding, contributions, availability statements.
 _ACKS = re.compile(
-    r"^acknowledge?ments?\b|^acknowledgement|^funding\b|^disclosure of funding", re.I
+    r"^(?:ackn?owle?d?g|funding\b|disclosure of funding|authors?'? contributions?"
+    r"|(?:code|data|code and data|data and code) availability|competing interests"
+    r"|conflicts? of interests?|disclaimer)",
+    re.I,
 )
 _CHECKLIST = re.compile(r"paper checklist|^checklist$|reproducibility checklist", re.I)
 _CHECKLIST_ITEM = re.compile(

@@ -31,7 +31,11 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "appendix",
             r"^(?:appendix|appendices|supplementary|supplemental|supplement|technical appendi)",
         ),
-        ("introduction", r"\bintroduction\b|^(?:our\s+|main\s+|summary\s+of\s+)?contributions?\b"),
+        (
+            "introduction",
+            r"\bintro(?:duction)?s?\b|^(?:our\s+|main\s+|summary\s+of\s+)?contributions?\b"
+            r"|^(?:paper\s+)?organi[sz]ation\b",
+        ),
         (
             "conclusion",
             r"\bconclu|\bconcluding\b|\bclosing remarks\b|\bfinal remarks\b|^summary\b"
@@ -40,18 +44,20 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "related_work",
             r"\brelated\s+(?:work|works|literature|research|approaches|methods)\b|\bprior\s+work"
-            r"|\bprevious\s+work|\bliterature\b|\bbackground\b|\bexisting\s+(?:work|methods)",
+            r"|\bprevious\s+work|\bliterature\b|\bbackgrounds?\b|\bexisting\s+(?:work|methods)",
         ),
         (
             "method",
             r"^problem\b|\bproblem\s+(?:setup|setting|formulation|statement|definition)|\bpreliminar"
-            r"|\bnotations?\b|\bproofs?\b|\btheor(?:y|em|ems|etical)\b|\blemmas?\b|\bour\s+(?:approach|method)",
+            r"|\bnotations?\b|\bproofs?\b|\btheor(?:y|em|ems|etical)\b|\blemmas?\b|\bour\s+(?:approach|method)"
+            r"|\btechniques?\b",
         ),
         (
             "results",
             r"\bresults?\b|\bfindings\b|\bperformance\b|\bcomparisons?\b|\bvisuali[sz]ations?\b"
             r"|\bcase stud|\bqualitative\b|\bquantitative\b|^(?:further\s+|additional\s+)?analys[ie]s$"
-            r"|\bempirical analysis\b|\berror analysis\b",
+            r"|\bempirical analysis\b|\berror analysis\b|\brobustness\b|\befficiency\b"
+            r"|\bscalability\b|\bscaling\b",
         ),
         (
             "discussion",
@@ -63,7 +69,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"\bexperiment|\bevaluations?\b|\bablations?\b|\bimplementation\b|\bdatasets?\b|\bdata\b"
             r"|\bbaselines?\b|\bhyper-?parameters?\b|\btraining\s+(?:details|setup|settings|procedure)"
             r"|\bsetups?\b|\bsettings?\b|\bempirical\b|\bsimulations?\b|\bbenchmarks?\b|\bmetrics?\b"
-            r"|\bcompute\b|\bcomputational resources\b|\breproducibility\b|\bapplications?\b",
+            r"|\bcompute\b|\bcomputational resources\b|\breproducibility\b|\bapplications?\b"
+            r"|\buser stud|\bexamples?\b|\bnumerical\b|^(?:downstream\s+)?tasks$|\benvironments?\b",
         ),
         (
             "method",
