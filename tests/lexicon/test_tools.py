@@ -231,3 +231,37 @@ def test_neighbors_tiny(tmp_path):
     out = tmp_path / "nb.tsv"
     write_candidates(found, out)
     assert load_lexicon(out).relation_of("to remedy this flaw") == "address"
+
+
+class _BagOfWords:
+    """A tiny deterministic encoder (stands in for the external sentence-transformers model)."""
+
+    def encode(self, texts, **_kw):
+        import numpy as np
+
+        vocab = ["fix", "this", "issue", "remedy", "kitchen", "tuesday", "problem"]
+        m = np.array([[float(w in t.split()) for w in vocab] + [0.01] for t in texts])
+        return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def test_neighbors_ranking_filters_and_exclusion():
+    from ratio.lexicon.neighbors import neighbors
+
+    spans = {
+        "to fix this issue": 9,  # equal to the seed: never its own neighbour
+        "remedy this issue": 4,
+        "fix this problem": 1,  # below min_count
+        "in the kitchen": 5,
+        "to address this issue": 7,  # already in the lexicon
+        "a very long span of more than five words": 3,
+    }
+    found = neighbors(
+        {"to fix this issue": "address"},
+        spans,
+        _BagOfWords(),
+        k=5,
+        min_count=2,
+        exclude=load_lexicon(),
+    )
+    assert [n.span for n in found] == ["remedy this issue", "in the kitchen"]
+    assert found[0].relation == "address" and found[0].count == 4

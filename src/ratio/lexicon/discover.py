@@ -149,9 +149,7 @@ def render_html(spans: list[SpanExamples]) -> str:
     parts.append("</ol>")
     for i, s in enumerate(spans):
         rel = f" <span class='rel'>[{e(s.relation)}]</span>" if s.relation else ""
-        parts.append(
-            f"<section id='s{i}'><h2>{e(s.span)}, <small>{s.count}</small>{rel}</h2><ol>"
-        )
+        parts.append(f"<section id='s{i}'><h2>{e(s.span)}, <small>{s.count}</small>{rel}</h2><ol>")
         for prev, sent, pid in s.examples:
             cut = sent.find(",")
             head, rest = (sent[: cut + 1], sent[cut + 1 :]) if cut >= 0 else ("", sent)
