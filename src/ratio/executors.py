@@ -1,9 +1,16 @@
 """Run a pure per-shard function over many shards: locally or on Ray.
 
 Stages hand this module a top-level function and a list of argument tuples; the
-function writes its own output atomically and returns a small JSON-able summary.
-Because outputs are per shard and marked done, any executor can resume a
-killed run by skipping shards whose marker is present.
+function writes its own output atomically (``ratio.fs.output``) and a completion
+marker, and returns a small JSON-able summary. Because outputs are per shard and
+marked done, any executor can resume a killed run by skipping shards whose marker
+is present, and the executor never changes *what* is written, only where it runs:
+``local`` and ``ray`` builds are byte-identical.
+
+A shard that raises does not take the others down: every other task still runs
+to completion (its output and marker are kept), and the failures are raised at
+the end as one :class:`ShardError` naming each failed shard, so a rerun after
+fixing the input redoes only those.
 """
 
 from __future__ import annotations
@@ -18,55 +25,148 @@ from ratio.io import RatioError
 EXECUTORS = ("local", "ray")
 
 
+class ShardError(RatioError):
+    """One or more shards failed; ``failures`` maps shard label -> error message."""
+
+    def __init__(self, failures: dict[str, str], done: int):
+        self.failures = dict(sorted(failures.items()))
+        self.done = done
+        lines = [f"  {k}: {v}" for k, v in self.failures.items()]
+        super().__init__(
+            f"{len(failures)} shard(s) failed ({done} finished and kept; rerun to retry "
+            "only the failed ones):\n" + "\n".join(lines)
+        )
+
+
+def default_label(task: tuple) -> str:
+    """A task's shard name: the file name of its first argument."""
+    if not task:
+        return "?"
+    return os.path.basename(str(task[0]).rstrip("/")) or str(task[0])
+
+
+def _describe(exc: BaseException) -> str:
+    cause = getattr(exc, "cause", None)  # ray.exceptions.RayTaskError keeps the original
+    if isinstance(cause, BaseException):
+        exc = cause
+    msg = str(exc).strip().splitlines()
+    first = msg[0] if msg else ""
+    return f"{type(exc).__name__}: {first}" if not isinstance(exc, RatioError) else first
+
+
 def run_shards(
     fn: Callable[..., dict],
     tasks: Sequence[tuple],
     executor: str = "local",
     workers: int = 2,
     address: str = "",
+    label: Callable[[tuple], str] = default_label,
 ) -> Iterator[dict]:
-    """Yield ``fn(*task)`` summaries as shards finish (completion order)."""
+    """Yield ``fn(*task)`` summaries as shards finish (completion order).
+
+    ``local`` runs a process pool of ``workers`` (in-process when 1); ``ray`` runs
+    one Ray task per shard on the cluster at ``address``, or on a local Ray started
+    with ``num_cpus=workers`` when no address is given and Ray is not initialized.
+    Raises :class:`ShardError` after all other shards finished if any failed.
+    """
     if executor not in EXECUTORS:
         raise RatioError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}")
     if not tasks:
         return
+    failures: dict[str, str] = {}
+    done = 0
     if executor == "ray":
-        yield from _run_ray(fn, tasks, workers, address)
-        return
+        runner = _run_ray(fn, tasks, workers, address, label, failures)
+    else:
+        runner = _run_local(fn, tasks, workers, label, failures)
+    for summary in runner:
+        done += 1
+        yield summary
+    if failures:
+        raise ShardError(failures, done)
+
+
+def _run_local(
+    fn: Callable[..., dict],
+    tasks: Sequence[tuple],
+    workers: int,
+    label: Callable[[tuple], str],
+    failures: dict[str, str],
+) -> Iterator[dict]:
     workers = max(1, min(workers, len(tasks), os.cpu_count() or 1))
     if workers == 1:
         for task in tasks:
-            yield fn(*task)
+            try:
+                result = fn(*task)
+            except Exception as e:  # noqa: BLE001 - reported with the shard name below
+                failures[label(task)] = _describe(e)
+                continue
+            yield result
         return
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending = {pool.submit(fn, *task) for task in tasks}
+        pending = {pool.submit(fn, *task): task for task in tasks}
         while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                yield fut.result()
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                task = pending.pop(fut)
+                try:
+                    result = fut.result()
+                except Exception as e:  # noqa: BLE001 - includes a worker killed mid-shard
+                    failures[label(task)] = _describe(e)
+                    continue
+                yield result
 
 
-def _run_ray(fn: Callable[..., dict], tasks: Sequence[tuple], workers: int, address: str) -> Iterator[dict]:
+def ray_init(workers: int = 2, address: str = "") -> bool:
+    """Connect to (``address``) or start a local Ray; returns True when this call started it."""
     try:
         import ray
     except ModuleNotFoundError as e:
-        raise RatioError("executor 'ray' needs the ray extra: pip install 'ratio-ir[ray]'") from e
-    started_here = False
-    if not ray.is_initialized():
-        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-        if address:
-            kwargs["address"] = address
-        else:
-            kwargs["num_cpus"] = workers
-        ray.init(**kwargs)
-        started_here = True
+        raise RatioError("executor 'ray' needs Ray: pip install 'ray[data]'") from e
+    if ray.is_initialized():
+        return False
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+    if address:
+        kwargs["address"] = address
+    else:
+        kwargs["num_cpus"] = max(1, workers)
     try:
+        ray.init(**kwargs)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+        raise RatioError(f"cannot start or reach {where}: {e}") from e
+    return True
+
+
+def _run_ray(
+    fn: Callable[..., dict],
+    tasks: Sequence[tuple],
+    workers: int,
+    address: str,
+    label: Callable[[tuple], str],
+    failures: dict[str, str],
+) -> Iterator[dict]:
+    import ray
+
+    started_here = ray_init(workers, address)
+    pending: dict[Any, tuple] = {}
+    try:
+        # Application errors are not retried (they would fail again); a lost worker or
+        # node is, by Ray's default max_retries, since every shard task is idempotent.
         remote = ray.remote(num_cpus=1)(fn)
-        pending = [remote.remote(*task) for task in tasks]
+        pending = {remote.remote(*task): task for task in tasks}
         while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                yield ray.get(ref)
+            finished, _ = ray.wait(list(pending), num_returns=1)
+            for ref in finished:
+                task = pending.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except (ray.exceptions.RayError, RatioError) as e:
+                    failures[label(task)] = _describe(e)
+                    continue
+                yield result
     finally:
+        for ref in pending:  # the consumer stopped early: do not leave work running
+            ray.cancel(ref)
         if started_here:
             ray.shutdown()

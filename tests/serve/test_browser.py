@@ -14,6 +14,9 @@ import pytest
 
 from tests.serve.tinyrun import REPO_ROOT
 
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+expect, sync_playwright = sync_api.expect, sync_api.sync_playwright
+
 CHROMIUM = Path(os.environ.get("RATIO_CHROMIUM", "/usr/bin/chromium"))
 ARGS = [
     "--headless",
@@ -37,8 +40,7 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    with sync_api.sync_playwright() as p:
+    with sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
         yield b
         b.close()
@@ -53,7 +55,7 @@ def page(browser, live_server):
     external: list[str] = []
     pg.on("request", lambda r: None if r.url.startswith(live_server) else external.append(r.url))
     pg.goto(live_server + "/")
-    pg.wait_for_function("document.querySelector('#pool-info').textContent.length > 0")
+    expect(pg.locator("#pool-info")).to_contain_text("candidate sentences")
     yield pg
     assert errors == [], errors
     assert external == [], f"page reached outside the server: {external}"
@@ -84,9 +86,11 @@ def test_search_one_move_then_switch_with_keys(page):
     assert page.locator('.move[data-move="broaden"]').get_attribute("aria-checked") == "true"
     page.keyboard.press("a")
     page.wait_for_selector(".columns section.column >> nth=2")
-    assert [
-        page.locator("section.column").nth(i).get_attribute("data-move") for i in range(3)
-    ] == ["address", "broaden", "specify"]
+    assert [page.locator("section.column").nth(i).get_attribute("data-move") for i in range(3)] == [
+        "address",
+        "broaden",
+        "specify",
+    ]
     for move in ("address", "broaden", "specify"):
         assert _cards(page, move).count() == 10
     # context sentences are shown around the hit
@@ -98,6 +102,7 @@ def test_three_moves_screenshot_and_export(page, tmp_path):
     page.locator("#query").fill(
         "How can the privacy of machine learning algorithms be audited in a single training run?"
     )
+    page.locator("details.options summary").click()
     page.locator("#k").select_option("5")
     page.locator("#go").click()
     page.wait_for_selector(".columns section.column >> nth=2")
@@ -140,5 +145,7 @@ def test_user_text_is_escaped_and_errors_are_shown(page):
     page.locator("#year_min").fill("99999")
     page.locator("#query").fill("privacy")
     page.locator("#go").click()
-    page.wait_for_function("document.querySelector('#status').classList.contains('error')")
-    assert "year_min" in page.locator("#status").inner_text()
+    expect(page.locator("#status")).to_contain_text(
+        "year_min: Input should be less than or equal to 9999"
+    )
+    expect(page.locator("#status")).to_have_class("error")

@@ -25,7 +25,11 @@ def test_api_honours_its_openapi_contract(app, mode):
     seen: set[str] = set()
 
     @given(case=schema.as_strategy(generation_mode=mode))
-    @settings(max_examples=int(os.environ.get("RATIO_SCHEMA_EXAMPLES", "60")), deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=int(os.environ.get("RATIO_SCHEMA_EXAMPLES", "60")),
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
     def check(case):
         seen.add(f"{case.method} {case.path}")
         case.call_and_validate()
