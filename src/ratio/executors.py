@@ -15,12 +15,14 @@ fixing the input redoes only those.
 
 from __future__ import annotations
 
+import atexit
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any
 
-from ratio.io import RatioError
+from ratio.io import InputError, RatioError
 
 EXECUTORS = ("local", "ray")
 
@@ -45,12 +47,49 @@ def default_label(task: tuple) -> str:
     return os.path.basename(str(task[0]).rstrip("/")) or str(task[0])
 
 
-def _describe(exc: BaseException) -> str:
+@dataclass
+class _Failure:
+    """An exception raised inside a worker, in a form that always pickles.
+
+    Exceptions with custom constructors (``InputError(source, line, reason, kind)``)
+    do not survive pickling through a process pool or Ray, so the worker sends this
+    instead and the driver rebuilds the error.
+    """
+
+    type_name: str
+    message: str
+    input_error: tuple | None = None  # (source, line, reason, kind)
+
+    def rebuild(self) -> BaseException:
+        if self.input_error is not None:
+            return InputError(*self.input_error)
+        if self.type_name == "RatioError":
+            return RatioError(self.message)
+        return RuntimeError(f"{self.type_name}: {self.message}")
+
+
+def _guarded(fn: Callable[..., dict], *task: Any) -> dict | _Failure:
+    """Run one task in a worker; turn its exception into a picklable :class:`_Failure`."""
+    try:
+        return fn(*task)
+    except InputError as e:
+        return _Failure(type(e).__name__, str(e), (e.source, e.line, e.reason, e.kind))
+    except Exception as e:  # noqa: BLE001 - reported with the shard name by the driver
+        first = (str(e).strip().splitlines() or [""])[0]
+        return _Failure(type(e).__name__, first)
+
+
+def _original(exc: BaseException) -> BaseException:
     cause = getattr(exc, "cause", None)  # ray.exceptions.RayTaskError keeps the original
-    if isinstance(cause, BaseException):
-        exc = cause
+    return cause if isinstance(cause, BaseException) else exc
+
+
+def _describe(exc: BaseException) -> str:
+    exc = _original(exc)
     msg = str(exc).strip().splitlines()
     first = msg[0] if msg else ""
+    if isinstance(exc, (RatioError, RuntimeError)) and type(exc) in (RatioError, RuntimeError):
+        return first  # rebuilt from a _Failure: the type is already in the message
     return f"{type(exc).__name__}: {first}" if not isinstance(exc, RatioError) else first
 
 
@@ -73,7 +112,7 @@ def run_shards(
         raise RatioError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}")
     if not tasks:
         return
-    failures: dict[str, str] = {}
+    failures: dict[str, BaseException] = {}
     done = 0
     if executor == "ray":
         runner = _run_ray(fn, tasks, workers, address, label, failures)
@@ -82,8 +121,12 @@ def run_shards(
     for summary in runner:
         done += 1
         yield summary
+    if len(failures) == 1:
+        (exc,) = failures.values()
+        if isinstance(_original(exc), InputError):  # names its file (and line) already
+            raise _original(exc)
     if failures:
-        raise ShardError(failures, done)
+        raise ShardError({k: _describe(v) for k, v in failures.items()}, done)
 
 
 def _run_local(
@@ -91,34 +134,36 @@ def _run_local(
     tasks: Sequence[tuple],
     workers: int,
     label: Callable[[tuple], str],
-    failures: dict[str, str],
+    failures: dict[str, BaseException],
 ) -> Iterator[dict]:
     workers = max(1, min(workers, len(tasks), os.cpu_count() or 1))
     if workers == 1:
         for task in tasks:
-            try:
-                result = fn(*task)
-            except Exception as e:  # noqa: BLE001 - reported with the shard name below
-                failures[label(task)] = _describe(e)
+            result = _guarded(fn, *task)
+            if isinstance(result, _Failure):
+                failures[label(task)] = result.rebuild()
                 continue
             yield result
         return
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending = {pool.submit(fn, *task): task for task in tasks}
+        pending = {pool.submit(_guarded, fn, *task): task for task in tasks}
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
                 task = pending.pop(fut)
                 try:
                     result = fut.result()
-                except Exception as e:  # noqa: BLE001 - includes a worker killed mid-shard
-                    failures[label(task)] = _describe(e)
+                except Exception as e:  # noqa: BLE001 - a worker killed mid-shard
+                    failures[label(task)] = e
+                    continue
+                if isinstance(result, _Failure):
+                    failures[label(task)] = result.rebuild()
                     continue
                 yield result
 
 
 def ray_init(workers: int = 2, address: str = "") -> bool:
-    """Connect to (``address``) or start a local Ray; returns True when this call started it."""
+    """Connect to (``address``) or start a local Ray, once per process; True when this call did."""
     try:
         import ray
     except ModuleNotFoundError as e:
@@ -135,6 +180,9 @@ def ray_init(workers: int = 2, address: str = "") -> bool:
     except (ConnectionError, RuntimeError, ValueError) as e:
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
         raise RatioError(f"cannot start or reach {where}: {e}") from e
+    # One connection serves every stage of a build (ingest, mine, dedup map and reduce):
+    # starting Ray takes seconds, so it stays up until the process exits.
+    atexit.register(ray.shutdown)
     return True
 
 
@@ -144,29 +192,30 @@ def _run_ray(
     workers: int,
     address: str,
     label: Callable[[tuple], str],
-    failures: dict[str, str],
+    failures: dict[str, BaseException],
 ) -> Iterator[dict]:
     import ray
 
-    started_here = ray_init(workers, address)
+    ray_init(workers, address)
     pending: dict[Any, tuple] = {}
     try:
         # Application errors are not retried (they would fail again); a lost worker or
         # node is, by Ray's default max_retries, since every shard task is idempotent.
-        remote = ray.remote(num_cpus=1)(fn)
-        pending = {remote.remote(*task): task for task in tasks}
+        remote = ray.remote(num_cpus=1)(_guarded)
+        pending = {remote.remote(fn, *task): task for task in tasks}
         while pending:
             finished, _ = ray.wait(list(pending), num_returns=1)
             for ref in finished:
                 task = pending.pop(ref)
                 try:
                     result = ray.get(ref)
-                except (ray.exceptions.RayError, RatioError) as e:
-                    failures[label(task)] = _describe(e)
+                except ray.exceptions.RayError as e:  # a lost worker or node, after retries
+                    failures[label(task)] = e
+                    continue
+                if isinstance(result, _Failure):
+                    failures[label(task)] = result.rebuild()
                     continue
                 yield result
     finally:
         for ref in pending:  # the consumer stopped early: do not leave work running
             ray.cancel(ref)
-        if started_here:
-            ray.shutdown()

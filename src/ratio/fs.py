@@ -159,7 +159,16 @@ def fingerprint(p: str | os.PathLike) -> dict:
     info = fs.info(path)
     version = {
         k: str(info[k])
-        for k in ("ETag", "etag", "md5Hash", "crc32c", "generation", "LastModified", "mtime", "created")
+        for k in (
+            "ETag",
+            "etag",
+            "md5Hash",
+            "crc32c",
+            "generation",
+            "LastModified",
+            "mtime",
+            "created",
+        )
         if info.get(k) is not None
     }
     return {"path": str(p), "size": int(info.get("size") or 0), **version}

@@ -24,10 +24,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from ratio import schemas
+from ratio import fs, schemas
 from ratio.config import IngestConfig
 from ratio.executors import run_shards
-from ratio.io import InputError, RatioError, atomic_path, write_parquet_atomic, write_text_atomic
+from ratio.io import InputError, RatioError, write_parquet_atomic, write_text_atomic
 from ratio.provenance import stamp
 from ratio.readers import DropReport, get_reader, list_inputs
 from ratio.records import Paper
@@ -51,17 +51,16 @@ class IngestResult:
     seconds: float = 0.0
 
 
-def shard_name(path: Path) -> str:
-    name = path.name
+def shard_name(path: str | Path) -> str:
+    name = fs.name(path)
     for suf in _SUFFIXES:
         if name.endswith(suf):
             return name[: -len(suf)]
     return name
 
 
-def _fingerprint(path: Path) -> dict:
-    st = path.stat()
-    return {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+def _fingerprint(path: str | Path) -> dict:
+    return fs.fingerprint(path)
 
 
 def _ingest_key(cfg: IngestConfig) -> dict:
@@ -134,23 +133,40 @@ def _empty_cols(schema: pa.Schema) -> dict[str, list]:
 def ingest_shard(path: str, fmt: str, out_dir: str, cfg_dict: dict) -> dict:
     """Ingest one input shard; a pure function of (shard, config) -> files on disk.
 
-    Returns a JSON-able summary; a bad shard is reported in it (``error``) rather
-    than raised, so other shards' results survive, unless ``strict`` is set.
+    ``path`` and ``out_dir`` may be URLs (``ratio.fs``): a remote input is staged to a
+    local copy, and outputs are published whole, marker last, so a killed worker
+    leaves either a finished shard or nothing. Returns a JSON-able summary; a bad
+    shard is reported in it (``error``) rather than raised, so other shards' results
+    survive, unless ``strict`` is set.
     """
     cfg = IngestConfig(**cfg_dict)
-    src = Path(path)
-    out = Path(out_dir)
-    name = shard_name(src)
-    raw_path = out / "raw" / f"{name}.parquet"
-    papers_path = out / "papers" / f"{name}.parquet"
-    marker = out / "raw" / f"{name}.done.json"
-    key = {"input": _fingerprint(src), "config": _ingest_key(cfg)}
-    if marker.exists() and raw_path.exists() and papers_path.exists():
-        done = json.loads(marker.read_text())
+    name = shard_name(path)
+    raw_path = fs.join(out_dir, "raw", f"{name}.parquet")
+    papers_path = fs.join(out_dir, "papers", f"{name}.parquet")
+    marker = fs.join(out_dir, "raw", f"{name}.done.json")
+    key = {"input": _fingerprint(path), "config": _ingest_key(cfg)}
+    if fs.exists(marker) and fs.exists(raw_path) and fs.exists(papers_path):
+        done = json.loads(fs.read_text(marker))
         if done.get("key") == key:
             return {**done, "reused": True}
 
     t0 = time.perf_counter()
+    with fs.staged(path) as src:
+        summary = _ingest_local(src, fmt, cfg, raw_path, papers_path, str(path))
+    if str(src) != str(path):  # messages name the shard as given, not the staged copy
+        summary["messages"] = [m.replace(str(src), str(path)) for m in summary["messages"]]
+        if summary["error"]:
+            summary["error"] = summary["error"].replace(str(src), str(path))
+    summary = {"shard": name, "source": str(path), "key": key, **summary}
+    summary["seconds"] = round(time.perf_counter() - t0, 3)
+    summary["reused"] = False
+    fs.write_text(marker, json.dumps(summary, indent=1))
+    return summary
+
+
+def _ingest_local(
+    src: Path, fmt: str, cfg: IngestConfig, raw_path: str, papers_path: str, source: str
+) -> dict:
     pipeline = _TextPipeline(cfg)
     report = DropReport(strict=cfg.strict)
     drops: Counter = Counter()
@@ -158,9 +174,8 @@ def ingest_shard(path: str, fmt: str, out_dir: str, cfg_dict: dict) -> dict:
     pcols = _empty_cols(schemas.PAPERS)
     n_papers = n_sentences = 0
     error = None
-    meta = stamp("ingest", json.dumps(_ingest_key(cfg), sort_keys=True), source=str(src))
-    raw_path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(raw_path) as tmp:
+    meta = stamp("ingest", json.dumps(_ingest_key(cfg), sort_keys=True), source=source)
+    with fs.output(raw_path) as tmp:
         writer = pq.ParquetWriter(tmp, schemas.SENTENCES.with_metadata(meta), compression="zstd")
         try:
             try:
@@ -172,7 +187,7 @@ def ingest_shard(path: str, fmt: str, out_dir: str, cfg_dict: dict) -> dict:
                     n_sentences += n_sent
                     for k, v in (
                         ("paper_id", paper.id), ("title", paper.title), ("year", paper.year),
-                        ("date", paper.date), ("venue", paper.venue), ("source", src.name),
+                        ("date", paper.date), ("venue", paper.venue), ("source", fs.name(source)),
                         ("n_sections", len(paper.sections)), ("n_paragraphs", n_par),
                         ("n_sentences", n_sent),
                     ):
@@ -187,22 +202,15 @@ def ingest_shard(path: str, fmt: str, out_dir: str, cfg_dict: dict) -> dict:
                 writer.write_table(pa.table(cols, schema=schemas.SENTENCES))
         finally:
             writer.close()
-    write_parquet_atomic(papers_path, pa.table(pcols, schema=schemas.PAPERS), meta)
+    fs.write_parquet(papers_path, pa.table(pcols, schema=schemas.PAPERS), meta)
     drops.update(report.counts)
-    summary = {
-        "shard": name,
-        "source": str(src),
-        "key": key,
+    return {
         "papers": n_papers,
         "sentences": n_sentences,
         "drops": dict(drops),
         "messages": report.messages[:50],
         "error": error,
-        "seconds": round(time.perf_counter() - t0, 3),
-        "reused": False,
     }
-    write_text_atomic(marker, json.dumps(summary, indent=1))
-    return summary
 
 
 def find_boilerplate(out_dir: Path, cfg: IngestConfig, n_papers: int) -> pa.Table:
@@ -284,8 +292,16 @@ def ingest(
     t0 = time.perf_counter()
     get_reader(fmt)  # unknown format: fail before anything else
     report = DropReport(strict=cfg.strict)
+    if fs.is_url(str(out_dir)):
+        raise RatioError(
+            f"{out}: the ingest output must be a local or shared-filesystem path; "
+            "inputs may be URLs (publish outputs with ratio.fs.sync)"
+        )
+    shards: list[str | Path] = []
     try:
-        shards = list_inputs(inputs, fmt)
+        local = [str(fs.local_path(i)) for i in inputs if not fs.is_url(i)]
+        remote = [i for i in inputs if fs.is_url(i)]
+        shards = [*list_inputs(local, fmt), *fs.expand_inputs(remote, get_reader(fmt).suffixes)]
     except InputError as e:
         report.skip(e)
         shards = []
@@ -300,6 +316,7 @@ def ingest(
     result = IngestResult(out_dir=out, drops=dict(report.counts), errors=list(report.messages))
     summaries = []
     bar = tqdm(total=len(tasks), desc="ingest shards", unit="shard", disable=True if progress is False else None)
+    _remove_stale_temps(out)
     for s in run_shards(ingest_shard, tasks, executor=executor, workers=cfg.workers, address=address):
         summaries.append(s)
         bar.update(1)
@@ -344,6 +361,13 @@ def ingest(
     stats["reused_shards"] = result.reused_shards
     write_text_atomic(out / "stats.json", json.dumps(stats, indent=1))
     return result
+
+
+def _remove_stale_temps(out: Path) -> None:
+    """Temporary files a killed run left behind (``atomic_path`` names them ``.<file>.*.tmp``)."""
+    for sub in ("raw", "papers", "sentences"):
+        for tmp in (out / sub).glob(".*.tmp"):
+            tmp.unlink(missing_ok=True)
 
 
 def _finalize(out: Path, cfg: IngestConfig, summaries: list[dict], n_papers: int, progress) -> tuple[int, dict]:

@@ -118,7 +118,7 @@ kind = "bm25"
 ngram = 2
 
 [[evaluate.systems]]
-name = "hyb"
+name = "hybrid (rrf)"
 kind = "hybrid"
 components = ["bm25", "bm25-bi"]
 fusion = "rrf"
@@ -183,7 +183,7 @@ def test_end_to_end_tables_runs_and_metrics(tmp_path):
     assert "n = 2 / 3 / 1 queries for Specify / Address / Broaden" in md
     assert "seeded sub-pool of 9 (seed 7)" in md  # the sub-pool is stated
     table = ResultsTable.from_json((out / "results.json").read_text())
-    assert [r.system for r in table.rows] == ["bm25", "bm25-bi", "hyb", "bm25-small"]
+    assert [r.system for r in table.rows] == ["bm25", "bm25-bi", "hybrid (rrf)", "bm25-small"]
     doc = json.loads((out / "results.json").read_text())
     assert doc["meta"]["oracle"] == "none" and len(doc["records"]) == 12
 
@@ -198,7 +198,7 @@ def test_end_to_end_tables_runs_and_metrics(tmp_path):
     run = read_run(out / "runs" / "bm25.address.trec")
     assert sorted(run.query_ids) == ["q000", "q001", "q002"]
     assert run.ranked("q000")[0][0] == "c000"
-    assert (out / "runs" / "hyb.broaden.trec").is_file()
+    assert (out / "runs" / "hybrid-rrf.broaden.trec").is_file()  # file-safe name
 
     small = [r for r in res.rows if r["system"] == "bm25-small"]
     assert all(r["pool_size"] == 9 for r in small)

@@ -158,3 +158,123 @@ def read_pairs(path: str | os.PathLike) -> pa.Table:
     import pyarrow.parquet as pq
 
     return pq.read_table(Path(path)).cast(schemas.PAIRS)
+
+
+# --------------------------------------------------------------------------- partitioned (Ray)
+#
+# Both dedup rules are keyed by ``gold_match`` (a pair's (query, gold) key refines it, and a
+# distractor is dropped by its gold_match), so hash-partitioning rows by ``gold_match`` makes
+# the partitions independent: deduplicating each one alone keeps exactly the rows the global
+# query keeps. Map tasks bucket each mined shard, reduce tasks deduplicate one bucket each,
+# and the driver writes the buckets, globally ordered, into the same single file.
+
+
+def partition_shard(src: str, shuffle_dir: str, parts: int) -> dict:
+    """Map task: write the rows of one mined shard into ``<shuffle_dir>/part=<k>/<shard>.parquet``.
+
+    The bucket is DuckDB's ``hash(gold_match) % parts``, which is the same on every worker
+    (unlike Python's salted ``hash``).
+    """
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    name = Path(src).stem
+    con = connect(1)
+    try:
+        t = con.sql(
+            f"SELECT *, CAST(hash(gold_match) % {int(parts)} AS INTEGER) AS _part "
+            f"FROM read_parquet('{_q(src)}')"
+        ).to_arrow_table()
+    finally:
+        con.close()
+    counts: dict[str, int] = {}
+    for k in sorted(set(t["_part"].to_pylist())):
+        rows = t.filter(pc.equal(t["_part"], k)).drop_columns(["_part"]).cast(schemas.PAIRS)
+        target = Path(shuffle_dir) / f"part={k}" / f"{name}.parquet"
+        with atomic_path(target) as tmp:
+            pq.write_table(rows, tmp, compression="zstd")
+        counts[str(k)] = rows.num_rows
+    return {"shard": name, "rows": t.num_rows, "parts": counts}
+
+
+def dedup_partition(part_dir: str, out_path: str) -> dict:
+    """Reduce task: deduplicate one bucket into ``out_path``; returns its counts."""
+    files = sorted(str(p) for p in Path(part_dir).glob("*.parquet"))
+    con = connect(1)
+    try:
+        src = _source_sql(con, files)
+        with atomic_path(out_path) as tmp:
+            con.execute(
+                f"COPY ({dedup_sql(src)}) TO '{_q(tmp)}' (FORMAT parquet, COMPRESSION zstd)"
+            )
+            stats = _stats(con, src, f"read_parquet('{_q(tmp)}')")
+    finally:
+        con.close()
+    return {"shard": Path(part_dir).name, **stats}
+
+
+def dedup_partitioned(
+    inputs: Sequence[str | os.PathLike],
+    out_path: str | os.PathLike,
+    metadata: dict[str, str] | None = None,
+    threads: int | None = None,
+    executor: str = "ray",
+    workers: int = 2,
+    address: str = "",
+    parts: int = 16,
+) -> dict[str, int]:
+    """:func:`dedup_files` as a hash-partitioned map/reduce over ``run_shards`` (any executor).
+
+    Writes the same ``out_path`` byte for byte; the buckets live under
+    ``<out dir>/.shuffle`` and ``<out dir>/.parts`` only while it runs.
+    """
+    from ratio.executors import run_shards
+
+    out = Path(out_path)
+    shuffle, part_out = out.parent / ".shuffle", out.parent / ".parts"
+    for d in (shuffle, part_out):
+        shutil.rmtree(d, ignore_errors=True)
+    try:
+        maps = [(str(p), str(shuffle), parts) for p in inputs]
+        for _ in run_shards(partition_shard, maps, executor, workers, address):
+            pass
+        dirs = sorted(shuffle.glob("part=*"), key=lambda d: int(d.name.split("=")[1]))
+        reduces = [(str(d), str(part_out / f"{d.name}.parquet")) for d in dirs]
+        stats: dict[str, int] = {}
+        for s in run_shards(dedup_partition, reduces, executor, workers, address):
+            for k, v in s.items():
+                if k != "shard":
+                    stats[k] = stats.get(k, 0) + v
+        files = [r[1] for r in reduces]
+        spill = out.parent / ".duckdb-tmp"
+        con = connect(threads, spill)
+        try:
+            src = _source_sql(con, files)
+            sql = (
+                f"SELECT {_COLS} FROM (SELECT *, {effective_date_sql()} AS _eff FROM {src}) "
+                f"ORDER BY {ORDER}"
+            )
+            with atomic_path(out) as tmp:
+                con.execute(
+                    f"COPY ({sql}) TO '{_q(tmp)}' (FORMAT parquet, COMPRESSION zstd{kv(metadata)})"
+                )
+        finally:
+            con.close()
+            shutil.rmtree(spill, ignore_errors=True)
+    finally:
+        for d in (shuffle, part_out):
+            shutil.rmtree(d, ignore_errors=True)
+    keys = (
+        "input_pairs",
+        "input_distractors",
+        "pairs",
+        "distractors",
+        "duplicate_pairs",
+        "duplicate_distractors",
+        "distractors_equal_to_a_gold",
+    )
+    return {k: stats.get(k, 0) for k in keys}
+
+
+def _q(path: str | os.PathLike) -> str:
+    return str(path).replace("'", "''")

@@ -32,12 +32,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from ratio import schemas
-from ratio.build.dedup import dedup_files
+from ratio import fs, schemas
+from ratio.build.dedup import dedup_files, dedup_partitioned
 from ratio.build.export import export_beir
 from ratio.build.mine import mine_shard
 from ratio.build.reports import write_reports
-from ratio.build.split import SPLITS, split_pairs
+from ratio.build.split import SPLITS, split_pairs, write_datasets
 from ratio.config import RunConfig
 from ratio.executors import run_shards
 from ratio.io import RatioError, write_parquet_atomic, write_text_atomic
@@ -198,6 +198,12 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
     from ratio.lexicon import load_lexicon
 
     t_start = time.perf_counter()
+    if fs.is_url(config.build.out):
+        raise RatioError(
+            f"[build] out = {config.build.out!r}: the run directory must be a local or shared "
+            "filesystem path (every Ray node must see it); corpus inputs may be s3://, gs:// "
+            "URLs. Publish a finished run with ratio.fs.sync(out, url)."
+        )
     out = config.resolve(config.build.out)
     result = BuildResult(out_dir=out)
     from ratio.build.split import boundaries
@@ -210,7 +216,8 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
     if config.corpus.inputs:
         from ratio.ingest import ingest
 
-        inputs = [str(config.resolve(p)) for p in config.corpus.inputs]
+        # URLs (s3://, gs://, file://) pass through; relative paths resolve against the config
+        inputs = [p if "://" in p else str(config.resolve(p)) for p in config.corpus.inputs]
         r = ingest(
             inputs,
             config.corpus.format,
@@ -311,12 +318,23 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
     m = _up_to_date(dedup_dir / "manifest.json", dedup_key, [dedup_path])
     if m is None:
         (dedup_dir / "manifest.json").unlink(missing_ok=True)
-        stats = dedup_files(
-            [mine_dir / f"{s.stem}.parquet" for s in shards],
-            dedup_path,
-            metadata=stamp("dedup", digest(dedup_key), lexicon.version),
-            threads=config.ingest.workers,
-        )
+        mined_files = [mine_dir / f"{s.stem}.parquet" for s in shards]
+        dedup_meta = stamp("dedup", digest(dedup_key), lexicon.version)
+        if config.build.executor == "ray":  # hash-partitioned map/reduce; same file as below
+            stats = dedup_partitioned(
+                mined_files,
+                dedup_path,
+                metadata=dedup_meta,
+                threads=config.ingest.workers,
+                executor="ray",
+                workers=config.ingest.workers,
+                address=config.build.ray_address,
+                parts=max(2, min(256, 2 * len(shards))),
+            )
+        else:
+            stats = dedup_files(
+                mined_files, dedup_path, metadata=dedup_meta, threads=config.ingest.workers
+            )
         m = _write_manifest(
             dedup_dir / "manifest.json", "dedup", dedup_key, lexicon.version, counts=stats
         )
@@ -337,7 +355,7 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
     }
     split_outputs = [
         bench / s / f"{f}.parquet" for s in SPLITS for f in ("queries", "candidates", "qrels")
-    ]
+    ] + [bench / "dataset" / f for f in ("queries", "candidates", "qrels")]
     m = _up_to_date(bench / "manifest.json", split_key, split_outputs)
     if m is None:
         (bench / "manifest.json").unlink(missing_ok=True)
@@ -345,6 +363,11 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
             dedup_path,
             bench,
             config.split,
+            metadata=stamp("split", digest(split_key), lexicon.version),
+            threads=config.ingest.workers,
+        )
+        write_datasets(
+            bench,
             metadata=stamp("split", digest(split_key), lexicon.version),
             threads=config.ingest.workers,
         )

@@ -297,3 +297,61 @@ def write_split_report_json(result: SplitResult, path: Path) -> None:
     from ratio.io import write_text_atomic
 
     write_text_atomic(path, json.dumps(result.to_dict(), indent=1, sort_keys=True))
+
+
+# Partition columns of the Hive-style datasets under ``<benchmark>/dataset/`` (besides ``split``).
+DATASET_PARTITIONS = {"queries": "relation", "candidates": "origin", "qrels": None}
+DATASET_ORDER = {"queries": "relation, query_id", "candidates": "candidate_id", "qrels": "query_id"}
+
+
+def write_datasets(
+    bench_dir: str | os.PathLike,
+    metadata: dict[str, str] | None = None,
+    threads: int | None = None,
+) -> Path:
+    """Write the split files again as Hive-partitioned Parquet datasets; returns the root.
+
+    ``<bench>/dataset/<table>/split=<s>/[relation=|origin=]<v>/part-0.parquet``, each file
+    in the same order as the single file it comes from, so a cluster job (Ray Data, Spark,
+    DuckDB with ``hive_partitioning``) reads one relation's queries or one origin's
+    candidates without scanning the rest. The single files stay the ones Ratio reads.
+    """
+    bench = Path(bench_dir)
+    root = bench / "dataset"
+    tmp_root = bench / ".dataset.tmp"
+    shutil.rmtree(tmp_root, ignore_errors=True)
+    con = connect(threads)
+    try:
+        for table, col in DATASET_PARTITIONS.items():
+            for name in SPLITS:
+                src = (bench / name / f"{table}.parquet").as_posix().replace("'", "''")
+                values = (
+                    [
+                        r[0]
+                        for r in con.execute(
+                            f"SELECT DISTINCT {col} FROM read_parquet('{src}') ORDER BY 1"
+                        ).fetchall()
+                    ]
+                    if col
+                    else [None]
+                )
+                for v in values:
+                    d = tmp_root / table / f"split={name}"
+                    where = ""
+                    if col:
+                        d = d / f"{col}={v}"
+                        where = f"WHERE {col} = '{str(v).replace(chr(39), chr(39) * 2)}'"
+                    d.mkdir(parents=True, exist_ok=True)
+                    meta = dict(metadata or {})
+                    meta["ratio.split"] = name
+                    exclude = f" EXCLUDE ({col})" if col else ""
+                    con.execute(
+                        f"COPY (SELECT *{exclude} FROM read_parquet('{src}') {where} "
+                        f"ORDER BY {DATASET_ORDER[table]}) TO '{d / 'part-0.parquet'}' "
+                        f"(FORMAT parquet, COMPRESSION zstd{kv(meta)})"
+                    )
+    finally:
+        con.close()
+    shutil.rmtree(root, ignore_errors=True)
+    tmp_root.rename(root)
+    return root

@@ -23,6 +23,11 @@ _SOURCE = typer.Option(
     None, "--source", help="benchmark (candidate pools) | sentences (every ingested sentence)."
 )
 _CANDIDATES = typer.Option(None, "--candidates", help="Serve this candidates.parquet instead.")
+_INDEX_DIR = typer.Option(
+    None,
+    "--index-dir",
+    help="Where the pool file and indexes live (default: <build.out>/serve/<pool>).",
+)
 _RETRIEVER = typer.Option(
     None, "--retriever", "-r", help="Default retriever (bm25, dense, hybrid or a config system)."
 )
@@ -36,6 +41,7 @@ def serve_cmd(
     source: str = _SOURCE,
     candidates: Path = _CANDIDATES,
     retriever: str = _RETRIEVER,
+    index_dir: Path = _INDEX_DIR,
     warm: list[str] = typer.Option(
         None,
         "--warm",
@@ -58,6 +64,7 @@ def serve_cmd(
         split=split,
         candidates=candidates,
         retriever=retriever,
+        index_dir=index_dir,
         warm=list(warm or [AUTO]),
         progress=True,
     )
@@ -81,6 +88,7 @@ def mcp_cmd(
     source: str = _SOURCE,
     candidates: Path = _CANDIDATES,
     retriever: str = _RETRIEVER,
+    index_dir: Path = _INDEX_DIR,
 ) -> None:
     """Run the MCP tool server (stdio): tools address, broaden, specify and moves."""
     from ratio.serve.engine import SearchEngine
@@ -93,5 +101,6 @@ def mcp_cmd(
             split=split,
             candidates=candidates,
             retriever=retriever,
+            index_dir=index_dir,
         )
     )

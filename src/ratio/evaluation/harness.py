@@ -212,17 +212,25 @@ def setup_label(s: SystemConfig) -> str:
     return f"{s.fusion}({'+'.join(s.components)})"
 
 
+def slug(name: str) -> str:
+    """A system name made safe for paths and TREC run tags (no spaces or slashes)."""
+    return re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip("-.") or "system"
+
+
 def _named_systems(config: RunConfig) -> dict[str, SystemConfig]:
     systems = config.evaluate.systems or [SystemConfig(name="bm25", kind="bm25")]
     out: dict[str, SystemConfig] = {}
+    slugs: dict[str, str] = {}
     for i, s in enumerate(systems):
         s = dataclasses.replace(s, name=s.name or system_label(s))
-        if not re.fullmatch(r"[A-Za-z0-9._+\-]+", s.name):
-            raise EvaluationError(
-                f"evaluate.systems[{i}].name {s.name!r}: use letters, digits and . _ + - only"
-            )
         if s.name in out:
             raise EvaluationError(f"evaluate.systems[{i}]: duplicate system name {s.name!r}")
+        if slug(s.name) in slugs:
+            raise EvaluationError(
+                f"evaluate.systems[{i}]: name {s.name!r} clashes with {slugs[slug(s.name)]!r} "
+                f"once made file-safe ({slug(s.name)!r})"
+            )
+        slugs[slug(s.name)] = s.name
         out[s.name] = s
     return out
 
@@ -277,7 +285,7 @@ class IndexStore:
         return r
 
     def _load_or_build(self, s: SystemConfig, pool: Pool, progress: bool) -> Retriever:
-        d = self.root / s.name / f"{self.split}-{pool.key}"
+        d = self.root / slug(s.name) / f"{self.split}-{pool.key}"
         want = {
             "system_digest": _system_digest(s, self.systems),
             "fingerprint": pool_fingerprint(pool.ids, pool.texts),
@@ -400,11 +408,17 @@ def evaluate_systems(
         per_rel[rel] = (qids, texts, qrels, golds)
         all_golds |= golds
 
+    from tqdm.auto import tqdm
+
     rows: list[dict[str, Any]] = []
     files: dict[str, str] = {}
+    bar = tqdm(
+        total=len(chosen) * len(ev.relations), desc="evaluate", disable=None if progress else True
+    )
     for name in chosen:
         s = named[name]
         for rel in ev.relations:
+            bar.set_postfix_str(f"{name} / {rel}")
             qids, texts, qrels, golds = per_rel[rel]
             # the shared pool's sub-pool keeps every evaluated gold of every relation,
             # so one index serves all relations; oracle pools are per relation
@@ -430,14 +444,16 @@ def evaluate_systems(
             if qrels:
                 r = store.get(name, pool, progress)
                 res = r.search(texts, depth)
-                run = result_to_run(res, qids, pool.ids, name)
+                run = result_to_run(res, qids, pool.ids, slug(name))
                 row["metrics"] = evaluate(Qrels.from_dict(qrels), run, metrics)
                 if write:
                     tag = "" if oracle == "none" else f".{pool.key}"
-                    p = out_dir / "runs" / f"{name}.{rel}{tag}.trec"
-                    write_run(run, p, tag=name)
+                    p = out_dir / "runs" / f"{slug(name)}.{rel}{tag}.trec"
+                    write_run(run, p, tag=slug(name))
                     files[f"run:{name}:{rel}"] = str(p)
             rows.append(row)
+            bar.update()
+    bar.close()
 
     meta = {
         "split": ev.split,

@@ -6,10 +6,16 @@ equal bm25s's own. The uni+bigram and uni+trigram variants add n-grams of the
 stemmed non-stopword tokens, joined with ``_``, as extra tokens.
 
 Scoring uses bm25s's precomputed sparse score matrix (bm25s builds and saves
-the index). With numba installed, search runs our cached jitted kernel
-(``_bm25_kernel``), which touches only documents sharing a query term; without
-it, queries are scored in batches with one sparse matrix product. Both give the
-same sums as bm25s (benchmarks/retrieval.py compares speed).
+the index). Search backends, all giving bm25s's scores:
+
+- ``bm25s``: bm25s's own numba retrieval, the fastest for big batches, but
+  JIT-compiled anew in every process (10-30 s);
+- ``numba``: our kernel (``_bm25_kernel``), compiled once per machine
+  (``cache=True``) and so instant for one-off queries; ~1.1-1.4x bm25s's time;
+- ``sparse``: batched sparse matrix products, when numba is missing.
+
+``auto`` uses ``bm25s`` when a batch is big enough (queries x docs >= 5e8) for
+the compile to pay off, else ``numba`` (see benchmarks/retrieval.py).
 """
 
 from __future__ import annotations
@@ -38,12 +44,16 @@ def english_stopwords() -> frozenset[str]:
     return frozenset(STOPWORDS_EN)
 
 
-def _numba_backend() -> str:
+BACKENDS = ("auto", "bm25s", "numba", "sparse")
+BM25S_JIT_MIN_WORK = 5e8  # queries x docs above which bm25s's per-process JIT pays off
+
+
+def _has_numba() -> bool:
     try:
         import numba  # noqa: F401
     except ImportError:
-        return "sparse"
-    return "numba"
+        return False
+    return True
 
 
 class Bm25Tokenizer:
@@ -108,11 +118,12 @@ class BM25Retriever(Retriever):
         self.tokenizer = Bm25Tokenizer(ngram=ngram)
         self.k1, self.b, self.method = k1, b, method
         self.batch_size = batch_size
-        if backend not in ("auto", "numba", "sparse"):
-            raise RetrievalError(f"BM25 backend must be auto, numba or sparse, got {backend!r}")
-        self.backend = _numba_backend() if backend == "auto" else backend
+        if backend not in BACKENDS:
+            raise RetrievalError(f"BM25 backend must be one of {BACKENDS}, got {backend!r}")
+        self.backend = backend
         self.model = None  # bm25s.BM25
         self._matrix = None  # (vocab x docs) CSR view of the score matrix
+        self._positive: bool | None = None
 
     @classmethod
     def from_config(cls, system: Any, **_: Any) -> BM25Retriever:
@@ -130,6 +141,7 @@ class BM25Retriever(Retriever):
         model.index(tokens, show_progress=False)
         self.model = model
         self._matrix = None
+        self._positive = None
 
     @property
     def vocab(self) -> dict[str, int]:
@@ -182,8 +194,27 @@ class BM25Retriever(Retriever):
         self._check_indexed()
         k = self._top_k(k)
         n = len(token_lists)
-        if self.backend == "numba" and n and k:
+        backend = self.backend
+        if backend == "auto":
+            if not _has_numba():
+                backend = "sparse"
+            else:
+                big = n * self.n_docs >= BM25S_JIT_MIN_WORK
+                backend = "bm25s" if big else "numba"
+        if n and k and backend == "bm25s":
+            self.model.backend = "numba"
+            res = self.model.retrieve(token_lists, k=k, show_progress=False)
+            keep = res.scores > 0
+            ids = np.where(keep, self.doc_ids[res.documents], "")
+            return SearchResult(ids, np.where(keep, res.scores, -np.inf).astype(np.float32))
+        if n and k and backend == "numba":
             return self._search_numba(token_lists, k)
+        return self.search_tokens_sparse(token_lists, k)
+
+    def search_tokens_sparse(self, token_lists: list[list[str]], k: int) -> SearchResult:
+        """The numba-free path: batched sparse products, then a dense top-k per row."""
+        k = self._top_k(k)
+        n = len(token_lists)
         matrix = self._term_matrix()
         all_ids = np.full((n, k), "", dtype=self.doc_ids.dtype)
         all_scores = np.full((n, k), -np.inf, dtype=np.float32)
@@ -205,6 +236,10 @@ class BM25Retriever(Retriever):
         np.cumsum([len(x) for x in ids], out=q_ptr[1:])
         q_ids = np.fromiter((t for x in ids for t in x), dtype=np.int64, count=int(q_ptr[-1]))
         s = self.model.scores
+        if self._positive is None:  # the kernel treats a zero score as "not touched"
+            self._positive = bool(np.all(np.asarray(s["data"]) > 0))
+        if not self._positive:
+            return self.search_tokens_sparse(token_lists, k)
         out_idx = np.full((len(ids), k), -1, dtype=np.int64)
         out_val = np.full((len(ids), k), -np.inf, dtype=np.float32)
         retrieve_topk(

@@ -20,6 +20,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -39,7 +40,7 @@ from ratio.records import RELATIONS
 MOVES: tuple[str, ...] = RELATIONS
 MAX_K = 100
 MAX_QUERY_CHARS = 10_000
-POOL_VERSION = "1"  # bump when the pool file's columns or their derivation change
+POOL_VERSION = "2"  # bump when the pool file's columns or their derivation change
 SOURCES = ("benchmark", "sentences")
 DEFAULT_DENSE_MODEL = "all-MiniLM-L6-v2"
 AUTO = "auto"
@@ -288,6 +289,10 @@ class Pool:
         self.order = np.load(directory / "order.npy", mmap_mode="r")
         self.years = np.load(directory / "years.npy", mmap_mode="r")  # -1 where unknown
         self.venues: list[str] = meta.get("venues", [])
+        self.venue_codes = np.load(directory / "venue_codes.npy", mmap_mode="r")  # -1: none
+        self.paper_codes = np.load(directory / "paper_codes.npy", mmap_mode="r")
+        self._paper_ids = np.load(directory / "paper_ids.npy", mmap_mode="r")
+        self._paper_code: dict[str, int] | None = None
         self.n = self.table.num_rows
 
     def rows_of(self, ids: Sequence[str]) -> np.ndarray:
@@ -307,7 +312,19 @@ class Pool:
         return self.column("candidate_id").to_pylist(), self.column("text").to_pylist()
 
     def rows(self, rows: Sequence[int]) -> list[dict]:
-        return self.table.take(pa.array(rows, pa.int64())).to_pylist() if len(rows) else []
+        # one zero-copy slice per row: ``take`` on the memory-mapped, chunked table
+        # would first concatenate whole columns (tens of ms on a 100k pool)
+        return [self.table.slice(int(r), 1).to_pylist()[0] for r in rows]
+
+    def paper_code(self, paper_id: str) -> int:
+        """The integer code of a paper id (-1 when the pool has no sentence of it)."""
+        if self._paper_code is None:
+            self._paper_code = {str(p): i for i, p in enumerate(self._paper_ids)}
+        return self._paper_code.get(paper_id, -1)
+
+    def venue_code(self, venue: str) -> int:
+        v = venue.strip().lower()
+        return next((i for i, x in enumerate(self.venues) if x.lower() == v), -1)
 
 
 def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> Pool:
@@ -330,20 +347,9 @@ def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> Pool:
         if old.get("inputs") == sig:
             return Pool(d)
     t0 = time.perf_counter()
-    sentences = _read_many(
-        spec.sentences,
-        [
-            "paper_id",
-            "year",
-            "venue",
-            "section",
-            "section_category",
-            "paragraph_idx",
-            "sentence_idx",
-            "text",
-            "match",
-        ],
-    )
+    cols = ["paper_id", "year", "venue", "section", "section_category", "paragraph_idx"]
+    cols += ["sentence_idx", "text"] + ([] if spec.candidates else ["match"])
+    sentences = _read_many(spec.sentences, cols)
     if spec.candidates:
         cands = _dedup_first(_read_many(spec.candidates), "candidate_id")
         if sentences is not None:  # context only for papers in the pool
@@ -361,11 +367,25 @@ def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> Pool:
     order = np.argsort(id_arr, kind="stable")
     years = table.column("year").fill_null(-1).to_numpy().astype(np.int32)
     venues = sorted(v for v in pc.unique(table.column("venue")).to_pylist() if v)
+    venue_codes = pc.index_in(table.column("venue"), pa.array(venues, pa.string()))
+    venue_codes = venue_codes.fill_null(-1).to_numpy().astype(np.int16)
+    paper_ids = pc.unique(table.column("paper_id").fill_null(""))
+    paper_codes = pc.index_in(table.column("paper_id").fill_null(""), paper_ids)
+    paper_codes = paper_codes.to_numpy().astype(np.int32)
+    paper_ids = np.asarray(paper_ids.to_pylist(), dtype=str)
     d.mkdir(parents=True, exist_ok=True)
     with atomic_path(d / "pool.arrow") as tmp:
         with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
             w.write_table(table, max_chunksize=1 << 16)
-    for name, arr in (("sorted_ids", id_arr[order]), ("order", order), ("years", years)):
+    arrays = {
+        "sorted_ids": id_arr[order],
+        "order": order,
+        "years": years,
+        "venue_codes": venue_codes,
+        "paper_codes": paper_codes,
+        "paper_ids": paper_ids,
+    }
+    for name, arr in arrays.items():
         with atomic_path(d / f"{name}.npy") as tmp:
             with open(tmp, "wb") as fh:
                 np.save(fh, arr)
@@ -418,6 +438,18 @@ def _no_query_cache(r: Any) -> None:
     """User queries are not worth writing to the embedding cache."""
     if hasattr(r, "cache_queries"):
         r.cache_queries = False
+
+
+_FAISS_THREADS = int(os.environ.get("RATIO_SERVE_FAISS_THREADS", "1"))
+
+
+def _single_query_threads() -> None:
+    """One FAISS thread per search. A server ranks one query per request; OpenMP's team of
+    spinning threads only adds latency then (6x on a busy 2-core machine), and requests
+    already run in parallel on the threadpool. ``RATIO_SERVE_FAISS_THREADS`` overrides."""
+    faiss = sys.modules.get("faiss")
+    if faiss is not None:
+        faiss.omp_set_num_threads(_FAISS_THREADS)
 
 
 def _slug(s: str) -> str:
@@ -628,6 +660,7 @@ class SearchEngine:
         if not plan.parts:
             slot = self._slot(plan)
             with slot.lock:
+                _single_query_threads()  # OpenMP settings are per thread: set in this one
                 res = slot.retriever.search([query], k)
             ids = [str(i) for i in res.ids[0]]
             return ids, np.asarray(res.scores[0], dtype=np.float32)
@@ -756,14 +789,11 @@ class SearchEngine:
                 keep &= years >= year_min
             if year_max is not None:
                 keep &= (years <= year_max) & (years >= 0)
-        if venue or exclude_paper:
-            sub = self.pool.table.select(["venue", "paper_id"]).take(pa.array(safe, pa.int64()))
-            if venue:
-                v = pc.utf8_lower(sub.column("venue").fill_null(""))
-                keep &= pc.equal(v, venue.strip().lower()).to_numpy(zero_copy_only=False)
-            if exclude_paper:
-                p = sub.column("paper_id").fill_null("")
-                keep &= ~pc.equal(p, exclude_paper).to_numpy(zero_copy_only=False)
+        if venue:
+            code = self.pool.venue_code(venue)
+            keep &= (np.asarray(self.pool.venue_codes[safe]) == code) & (code >= 0)
+        if exclude_paper:
+            keep &= np.asarray(self.pool.paper_codes[safe]) != self.pool.paper_code(exclude_paper)
         return keep
 
     # ------------------------------------------------------------ introspection

@@ -94,12 +94,9 @@ async function search() {
 
 function hitNode(hit) {
   const text = el("p", { class: "text" }, el("span", { class: "rank" }, `${hit.rank}.`), hit.text);
-  const ctx = el("p", { class: "ctx" });
-  if (hit.context && (hit.context.prev || hit.context.next)) {
-    if (hit.context.prev) ctx.append(hit.context.prev, " ");
-    ctx.append(el("span", { class: "here" }, "[this sentence]"));
-    if (hit.context.next) ctx.append(" ", hit.context.next);
-  }
+  const ctx = el("div", { class: "ctx" });
+  if (hit.context && hit.context.prev) ctx.append(el("p", {}, el("span", { class: "lab" }, "before"), hit.context.prev));
+  if (hit.context && hit.context.next) ctx.append(el("p", {}, el("span", { class: "lab" }, "after"), hit.context.next));
   const where = [hit.year, hit.venue].filter((x) => x !== null && x !== undefined && x !== "").join(", ");
   const prov = el(
     "div",
@@ -119,7 +116,15 @@ function hitNode(hit) {
 function columnNode(move, resp) {
   const col = el("section", { class: "column", "data-move": move, "aria-label": LABELS[move] });
   col.append(el("h2", { class: move }, `${LABELS[move]} `, el("small", { class: "note" }, HINTS[move])));
-  col.append(el("p", { class: "note" }, `retriever: ${resp.retriever}${resp.note ? " · " + resp.note : ""}`));
+  const agnostic = resp.note && resp.note.includes("not specific");
+  col.append(
+    el(
+      "p",
+      { class: "note", title: resp.note || "" },
+      `retriever: ${resp.retriever}`,
+      agnostic ? " · move-agnostic (no model trained for this move)" : resp.note ? ` · ${resp.note}` : "",
+    ),
+  );
   if (!resp.results.length) {
     col.append(el("p", { class: "empty" }, "No results (try fewer filters)."));
   } else {

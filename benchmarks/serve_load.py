@@ -1,0 +1,206 @@
+"""Load test of the search service on loopback: latency percentiles and requests/s.
+
+Usage:
+  .venv/bin/python benchmarks/serve_load.py [--candidates runs/neurips/benchmark/test/candidates.parquet]
+      [--config configs/neurips.toml] [--retriever bm25 --retriever "static-mpnet (model2vec)"]
+      [--requests 1000] [--concurrency 1 --concurrency 8] [--cores 2] [--out FILE.json]
+
+Starts ``ratio serve`` in a subprocess pinned to ``--cores`` CPUs (the target is
+p95 < 100 ms on 2 cores), waits until it is healthy, then drives ``POST /search``
+with httpx/asyncio at each concurrency level (closed loop: each of C workers
+sends its next request when the previous answer arrives). Queries are the
+benchmark's own queries (``queries.parquet`` next to the pool) so every request
+is a different, realistic statement; moves rotate address/broaden/specify.
+Latency is measured at the client (includes HTTP and JSON), plus the server's
+own ``/metrics`` percentiles. The first run builds the pool file and indexes
+(under --index-dir, default ``<build.out>/serve/...``); later runs reuse them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+MOVES = ("address", "broaden", "specify")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def load_queries(candidates: Path, n: int, seed: int = 13) -> list[str]:
+    import pyarrow.parquet as pq
+
+    qfile = candidates.parent / "queries.parquet"
+    src = qfile if qfile.is_file() else candidates
+    texts = pq.read_table(src, columns=["text"]).column("text").to_pylist()
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(len(texts))[:n]
+    return [texts[i] for i in idx]
+
+
+def start_server(args, port: int, log) -> subprocess.Popen:
+    cmd = [sys.executable, "-c", "from ratio.cli import main; main()", "serve"]
+    cmd += ["--config", str(args.config), "--candidates", str(args.candidates), "--port", str(port)]
+    if args.index_dir:
+        cmd += ["--index-dir", str(args.index_dir)]
+    for r in args.retriever:
+        cmd += ["--warm", r]
+    env = dict(os.environ, RATIO_THREADS=str(args.cores), OMP_NUM_THREADS=str(args.cores))
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    cores = (
+        sorted(os.sched_getaffinity(0))[: args.cores] if hasattr(os, "sched_getaffinity") else None
+    )
+
+    def pin() -> None:  # runs in the child: emulate a small machine
+        if cores:
+            os.sched_setaffinity(0, cores)
+
+    return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=pin)
+
+
+def wait_healthy(base: str, proc: subprocess.Popen, timeout: float) -> float:
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited with code {proc.returncode} (see the log)")
+        try:
+            if httpx.get(base + "/health", timeout=1).status_code == 200:
+                return time.perf_counter() - t0
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit(f"server not healthy after {timeout:.0f}s")
+
+
+async def drive(base: str, queries: list[str], retriever: str, k: int, conc: int) -> dict:
+    lat: list[float] = []
+    errors = 0
+    it = iter(enumerate(queries))
+
+    async def worker(client: httpx.AsyncClient) -> None:
+        nonlocal errors
+        for i, q in it:
+            body = {"query": q, "move": MOVES[i % 3], "k": k, "retriever": retriever}
+            t = time.perf_counter()
+            r = await client.post("/search", json=body)
+            lat.append((time.perf_counter() - t) * 1000)
+            if r.status_code != 200:
+                errors += 1
+
+    limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
+    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
+        t0 = time.perf_counter()
+        await asyncio.gather(*[worker(client) for _ in range(conc)])
+        wall = time.perf_counter() - t0
+    a = np.array(lat)
+    return {
+        "retriever": retriever,
+        "concurrency": conc,
+        "requests": len(a),
+        "errors": errors,
+        "rps": round(len(a) / wall, 1),
+        "p50_ms": round(float(np.percentile(a, 50)), 2),
+        "p95_ms": round(float(np.percentile(a, 95)), 2),
+        "p99_ms": round(float(np.percentile(a, 99)), 2),
+        "mean_ms": round(float(a.mean()), 2),
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument(
+        "--candidates", type=Path, default=REPO / "runs/neurips/benchmark/test/candidates.parquet"
+    )
+    p.add_argument("--config", type=Path, default=REPO / "configs/neurips.toml")
+    p.add_argument("--retriever", action="append", default=None, help="repeatable")
+    p.add_argument("--requests", type=int, default=1000, help="per retriever and concurrency")
+    p.add_argument("--concurrency", type=int, action="append", default=None, help="repeatable")
+    p.add_argument("--k", type=int, default=10)
+    p.add_argument("--cores", type=int, default=2)
+    p.add_argument("--index-dir", type=Path, default=None)
+    p.add_argument("--startup-timeout", type=float, default=3600)
+    p.add_argument("--out", type=Path, default=None, help="write results as JSON")
+    args = p.parse_args()
+    args.retriever = args.retriever or ["bm25", "static-mpnet (model2vec)"]
+    args.concurrency = args.concurrency or [1, 8]
+    if not args.candidates.is_file():
+        raise SystemExit(
+            f"no candidate pool at {args.candidates} (run `ratio build` or pass --candidates)"
+        )
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"ratio-serve-load-{port}.log"
+    with open(log_path, "w") as log:
+        t0 = time.perf_counter()
+        proc = start_server(args, port, log)
+        try:
+            ready = wait_healthy(base, proc, args.startup_timeout)
+            print(f"server ready in {ready:.1f}s (log: {log_path})", file=sys.stderr)
+            # a second start measures the restart cost with every index already on disk
+            n_queries = args.requests * len(args.concurrency)
+            queries = load_queries(args.candidates, n_queries + 50)
+            rows = []
+            for r in args.retriever:
+                asyncio.run(drive(base, queries[-50:], r, args.k, 4))  # warm caches, JIT
+                for j, c in enumerate(args.concurrency):
+                    qs = queries[j * args.requests : (j + 1) * args.requests]
+                    rows.append(asyncio.run(drive(base, qs, r, args.k, c)))
+                    print(json.dumps(rows[-1]), file=sys.stderr)
+            server_metrics = httpx.get(base + "/metrics").json()
+            info = httpx.get(base + "/info").json()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+        restart_proc = start_server(args, port, log)
+        try:
+            restart = wait_healthy(base, restart_proc, args.startup_timeout)
+        finally:
+            restart_proc.terminate()
+            restart_proc.wait(timeout=30)
+    result = {
+        "pool": str(args.candidates),
+        "candidates": info["pool"]["candidates"],
+        "cores": args.cores,
+        "k": args.k,
+        "first_start_s": round(ready, 1),
+        "restart_s": round(restart, 1),
+        "load_avg": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        "machine": platform.platform(),
+        "total_s": round(time.perf_counter() - t0, 1),
+        "runs": rows,
+        "server_metrics": server_metrics["routes"].get("POST /search", {}),
+    }
+    print(
+        f"\npool: {result['candidates']:,} candidates ({args.candidates}); server pinned to "
+        f"{args.cores} cores; k={args.k}; first start {result['first_start_s']}s, restart "
+        f"{result['restart_s']}s; load average {result['load_avg']}\n"
+    )
+    print("| retriever | concurrency | requests | req/s | p50 ms | p95 ms | p99 ms | errors |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r['retriever']} | {r['concurrency']} | {r['requests']} | {r['rps']} | "
+            f"{r['p50_ms']} | {r['p95_ms']} | {r['p99_ms']} | {r['errors']} |"
+        )
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+"""``ratio judge ...``: LLM judging (silver set, calibration, top-k, pairwise, markers, annotation)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+judge_app = typer.Typer(
+    help="LLM judging: silver test set, calibration, top-k and pairwise evaluation.",
+    no_args_is_help=True,
+)
+
+_CONFIG = typer.Option(..., "--config", "-c", help="run config TOML")
+_BACKEND = typer.Option("", "--backend", help="openai | batch | llamacpp (default: judge.backend)")
+_MODEL = typer.Option("", "--model", help="model name or GGUF path (default: judge.model)")
+_BASE_URL = typer.Option(
+    "", "--base-url", help="OpenAI-compatible base URL (default: judge.base_url)"
+)
+
+
+def _config(config: Path, backend: str, model: str, base_url: str, extra: dict | None = None):
+    from ratio.config import load_config
+
+    ov = {
+        k: v
+        for k, v in {
+            "judge.backend": backend,
+            "judge.model": model,
+            "judge.base_url": base_url,
+        }.items()
+        if v
+    }
+    ov.update(extra or {})
+    return load_config(config, ov)
+
+
+def _usage_line(u: dict) -> str:
+    return (
+        f"{u['new']} new + {u['cached']} cached judgments ({u['invalid']} invalid), "
+        f"{u['input_tokens']}/{u['output_tokens']} tokens in/out, ${u['cost_usd']:.4f}, "
+        f"{u['judgments_per_s']:.3f} judgments/s"
+    )
+
+
+def _sizes(n: list[str] | None) -> dict[str, int]:
+    out = {}
+    for item in n or []:
+        rel, _, v = item.partition("=")
+        if not v:
+            raise typer.BadParameter(f"expected RELATION=N, got {item!r}")
+        out[rel.strip()] = int(v)
+    return out
+
+
+def _runs(specs: list[str]) -> dict[str, Path]:
+    """``NAME=PATH`` or a bare PATH (name = file name up to the first dot)."""
+    out = {}
+    for s in specs:
+        name, sep, path = s.partition("=")
+        p = Path(path if sep else s)
+        out[name if sep else p.name.split(".")[0]] = p
+    return out
+
+
+@judge_app.command("silver")
+def silver_cmd(
+    config: Path = _CONFIG,
+    relation: list[str] = typer.Option(None, "--relation", "-r", help="only these relations"),
+    n: list[str] = typer.Option(
+        None, "--n", help="sample size per relation, RELATION=N (default: judge.silver_n or all)"
+    ),
+    split: str = typer.Option("test", help="source split"),
+    backend: str = _BACKEND,
+    model: str = _MODEL,
+    base_url: str = _BASE_URL,
+) -> None:
+    """Build the silver test set: pairs both calibrated prompts accept."""
+    from ratio.judge.runner import open_judge
+    from ratio.judge.silver import build_silver
+
+    cfg = _config(config, backend, model, base_url)
+    judge = open_judge(cfg)
+    res = build_silver(cfg, judge, relations=relation or None, n=_sizes(n), split=split)
+    for rel, d in res.report["relations"].items():
+        typer.echo(f"{rel}: kept {d['kept']}/{d['sampled']} ({100 * d['kept_fraction']:.1f}%)")
+    typer.echo(_usage_line(judge.usage.to_dict()))
+    typer.echo(f"wrote {res.out_dir}/{{queries,qrels,candidates,judgments}}.parquet and report.md")
+
+
+@judge_app.command("calibrate")
+def calibrate_cmd(
+    labels: Path = typer.Argument(..., help="labels CSV from `ratio judge annotate`"),
+    config: Path = _CONFIG,
+    relation: list[str] = typer.Option(None, "--relation", "-r"),
+    reference: str = typer.Option(
+        "", help="reference annotator (default: the one with most labels)"
+    ),
+    keep: int = typer.Option(2, help="prompts kept per relation"),
+    backend: str = _BACKEND,
+    model: str = _MODEL,
+    base_url: str = _BASE_URL,
+) -> None:
+    """Score every silver prompt against human labels; keep the best two per relation."""
+    from ratio.judge.calibrate import calibrate, calibration_markdown
+    from ratio.judge.runner import open_judge
+
+    cfg = _config(config, backend, model, base_url)
+    judge = open_judge(cfg)
+    rep = calibrate(
+        cfg, judge, labels, relations=relation or None, reference=reference or None, keep=keep
+    )
+    typer.echo(calibration_markdown(rep))
+    typer.echo(_usage_line(judge.usage.to_dict()))
+
+
+@judge_app.command("topk")
+def topk_cmd(
+    run: list[str] = typer.Argument(
+        ..., help="TREC runs (NAME=PATH or PATH) from `ratio evaluate`"
+    ),
+    config: Path = _CONFIG,
+    relation: str = typer.Option(..., "--relation", "-r"),
+    n_queries: int = typer.Option(
+        0, "--queries", "-n", help="sampled queries (default: judge.topk_queries)"
+    ),
+    split: str = typer.Option(
+        "", help="benchmark split of the runs (default: silver if built, else evaluate.split)"
+    ),
+    backend: str = _BACKEND,
+    model: str = _MODEL,
+    base_url: str = _BASE_URL,
+) -> None:
+    """Judge every retrieved top-10 candidate with both prompts; hard/soft metrics."""
+    from ratio.judge.runner import open_judge
+    from ratio.judge.topk import judge_topk, topk_markdown
+
+    cfg = _config(config, backend, model, base_url)
+    judge = open_judge(cfg)
+    res = judge_topk(
+        cfg, judge, _runs(run), relation, n_queries=n_queries or None, split=split or None
+    )
+    typer.echo(topk_markdown(res.report))
+    typer.echo(f"wrote {res.out_dir}")
+
+
+@judge_app.command("pairwise")
+def pairwise_cmd(
+    first: str = typer.Argument(
+        ..., help="NAME=PATH of the first system's TREC run (e.g. the tuned one)"
+    ),
+    second: str = typer.Argument(
+        ..., help="NAME=PATH of the second system's run (e.g. the baseline)"
+    ),
+    config: Path = _CONFIG,
+    relation: str = typer.Option(..., "--relation", "-r"),
+    n_queries: int = typer.Option(0, "--queries", "-n"),
+    split: str = typer.Option(""),
+    backend: str = _BACKEND,
+    model: str = _MODEL,
+    base_url: str = _BASE_URL,
+) -> None:
+    """Inspiration judge: which top-5 list inspires more; both orders, binomial test."""
+    from ratio.judge.pairwise import judge_pairwise, pairwise_markdown
+    from ratio.judge.runner import open_judge
+
+    cfg = _config(config, backend, model, base_url)
+    judge = open_judge(cfg)
+    (n1, p1), (n2, p2) = list(_runs([first]).items())[0], list(_runs([second]).items())[0]
+    res = judge_pairwise(
+        cfg, judge, (n1, p1), (n2, p2), relation, n_queries=n_queries or None, split=split or None
+    )
+    typer.echo(pairwise_markdown(res.report))
+    typer.echo(f"wrote {res.out_dir}")
+
+
+@judge_app.command("markers")
+def markers_cmd(
+    config: Path = _CONFIG,
+    relation: list[str] = typer.Option(["address", "broaden"], "--relation", "-r"),
+    expand_n: int = typer.Option(
+        40, "--expand", help="markers asked for per expansion round (0: no expansion)"
+    ),
+    rounds: int = typer.Option(1, help="expansion rounds (each with other examples)"),
+    candidates: Path = typer.Option(None, help="also grade these markers (one per line)"),
+    out: Path = typer.Option(None, help="output folder (default: <judge.out>/lexicon)"),
+    backend: str = _BACKEND,
+    model: str = _MODEL,
+    base_url: str = _BASE_URL,
+) -> None:
+    """LLM marker expansion + I.1 grading; writes lexicon-llm.tsv (source=llm, strong-true only)."""
+    from ratio.judge import lexicon_llm
+    from ratio.judge.runner import judge_out, open_judge
+    from ratio.lexicon import load_lexicon
+
+    cfg = _config(config, backend, model, base_url)
+    judge = open_judge(cfg)
+    lex = load_lexicon(cfg.resolve(cfg.lexicon.path) if cfg.lexicon.path else None)
+    given = []
+    if candidates:
+        given = [
+            ln.strip() for ln in candidates.read_text(encoding="utf-8").splitlines() if ln.strip()
+        ]
+    graded = []
+    for rel in relation:
+        new = (
+            lexicon_llm.expand(judge, lex, rel, n=expand_n, rounds=rounds, seed=cfg.build.seed)
+            if expand_n
+            else []
+        )
+        graded += lexicon_llm.grade(judge, rel, new, origin="expansion")
+        if given:
+            graded += lexicon_llm.grade(judge, rel, given, origin="given")
+    summary = lexicon_llm.write_llm_lexicon(
+        graded, lex, out or judge_out(cfg) / "lexicon", judge.backend.model
+    )
+    typer.echo(json.dumps(summary, indent=2))
+    typer.echo(_usage_line(judge.usage.to_dict()))
+
+
+@judge_app.command("annotate")
+def annotate_cmd(
+    config: Path = _CONFIG,
+    annotator: str = typer.Option(
+        ..., "--annotator", "-a", help="your name (one labels column per person)"
+    ),
+    items: Path = typer.Option(
+        None, help="items CSV (default: <judge.out>/annotate/items.csv, sampled if absent)"
+    ),
+    labels: Path = typer.Option(
+        None, help="labels CSV to append to (default: <judge.out>/annotate/labels.csv)"
+    ),
+    relation: list[str] = typer.Option(["address", "specify", "broaden"], "--relation", "-r"),
+    n: int = typer.Option(100, help="pairs sampled per relation when creating items"),
+    host: str = typer.Option("127.0.0.1"),
+    port: int = typer.Option(8765),
+) -> None:
+    """Serve a local page to label pairs with y / n / s (for `ratio judge calibrate`)."""
+    from ratio.config import load_config
+    from ratio.judge.annotate import prepare_items, serve
+    from ratio.judge.runner import judge_out
+
+    cfg = load_config(config)
+    base = judge_out(cfg) / "annotate"
+    items = items or base / "items.csv"
+    if not items.is_file():
+        prepare_items(cfg, relation, n, items)
+        typer.echo(f"sampled {n} pairs per relation into {items}")
+    serve(items, labels or base / "labels.csv", annotator, host, port)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(judge_app, name="judge")

@@ -1,0 +1,65 @@
+"""``ratio train`` (operation-specific or unified fine-tuning) and ``ratio train-compare``.
+
+Multi-GPU: ``accelerate launch $(which ratio) train --config ...`` or
+``torchrun --nproc_per_node N $(which ratio) train --config ...`` (see ratio.training.train).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("train")
+    def train_cmd(
+        config: Path = typer.Option(..., "--config", "-c", help="run config TOML"),
+        relation: str = typer.Option(
+            ..., "--relation", "-r", help="address, broaden, specify or all"
+        ),
+        unified: bool = typer.Option(
+            False, "--unified", help="one model on all relations, relation as instruction"
+        ),
+        out: str = typer.Option("", help="output folder (default: train.out)"),
+    ) -> None:
+        """Fine-tune retrievers on the benchmark's train split, selecting on validation MRR@10."""
+        from ratio.config import load_config
+        from ratio.training.train import summary_rows, train
+
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+        cfg = load_config(config, {"train.out": out} if out else None)
+        selections = train(cfg, relation, unified=unified)
+        for row in summary_rows(selections):
+            typer.echo(json.dumps(row))
+
+    @app.command("train-compare")
+    def compare_cmd(
+        config: Path = typer.Option(..., "--config", "-c", help="run config TOML"),
+        split: str = typer.Option("test", help="benchmark split"),
+        max_queries: int = typer.Option(
+            -1, help="seeded queries per relation (default train.test_max_queries; 0 = all)"
+        ),
+        max_pool: int = typer.Option(
+            -1, help="seeded sub-pool size (default train.test_max_pool; 0 = full pool)"
+        ),
+        out: str = typer.Option("", help="output folder (default <train.out>/compare/<split>)"),
+    ) -> None:
+        """Baseline vs per-relation specialists vs unified model on one split (one table)."""
+        from ratio.config import load_config
+        from ratio.training.unified import compare
+
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+        cfg = load_config(config)
+        res = compare(
+            cfg,
+            split=split,
+            max_queries=None if max_queries < 0 else max_queries,
+            max_pool=None if max_pool < 0 else max_pool,
+            out=out or None,
+        )
+        typer.echo((res.out_dir / "results.md").read_text(encoding="utf-8"))
+        for note in res.meta["skipped"]:
+            typer.echo(f"skipped {note}")

@@ -1,0 +1,55 @@
+"""Anaphora analysis (paper Appendix G, "Favoring anaphoric relations").
+
+Does the judge accept pairs whose marker explicitly points back ("to address *this*
+issue") more often than pairs with a bare marker? A 2x2 table of (anaphor, accepted)
+and Fisher's exact test answer it per relation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+ANAPHORS: tuple[str, ...] = ("this", "these", "such", "it", "the above")
+_ANAPHOR_RE = re.compile(
+    r"\b(?:" + "|".join(re.escape(a) for a in ANAPHORS) + r")\b", re.IGNORECASE
+)
+
+
+def has_anaphor(text: str) -> bool:
+    """True when ``text`` contains an explicit anaphor (this, these, such, it, the above)."""
+    return bool(_ANAPHOR_RE.search(text or ""))
+
+
+def anaphora_table(markers: Sequence[str], accepted: Sequence[bool]) -> dict:
+    """Share of pairs with explicit anaphors, acceptance with/without, Fisher exact test.
+
+    ``markers[i]`` is the text checked for an anaphor (the discourse marker of pair
+    ``i``), ``accepted[i]`` the judge's verdict. Odds ratio and p-value come from
+    ``scipy.stats.fisher_exact`` on ``[[acc_with, rej_with], [acc_without, rej_without]]``.
+    """
+    from scipy.stats import fisher_exact
+
+    if len(markers) != len(accepted):
+        raise ValueError("markers and accepted differ in length")
+    flags = [has_anaphor(m) for m in markers]
+    aw = sum(1 for f, a in zip(flags, accepted, strict=True) if f and a)
+    rw = sum(1 for f, a in zip(flags, accepted, strict=True) if f and not a)
+    ao = sum(1 for f, a in zip(flags, accepted, strict=True) if not f and a)
+    ro = sum(1 for f, a in zip(flags, accepted, strict=True) if not f and not a)
+    n = len(flags)
+    out = {
+        "n": n,
+        "with_anaphor": aw + rw,
+        "share_with_anaphor": (aw + rw) / n if n else float("nan"),
+        "accept_rate_with": aw / (aw + rw) if aw + rw else float("nan"),
+        "accept_rate_without": ao / (ao + ro) if ao + ro else float("nan"),
+        "table": [[aw, rw], [ao, ro]],
+        "odds_ratio": float("nan"),
+        "p_value": float("nan"),
+    }
+    if (aw + rw) and (ao + ro):
+        res = fisher_exact([[aw, rw], [ao, ro]], alternative="two-sided")
+        out["odds_ratio"] = float(res.statistic)
+        out["p_value"] = float(res.pvalue)
+    return out

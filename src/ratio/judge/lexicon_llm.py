@@ -1,0 +1,157 @@
+"""LLM lexicon work (paper 4.1 "LLM expansion", Appendix I.1): expand, grade, keep strong-true.
+
+1. Expansion: the model proposes new sentence-initial markers for a relation from
+   examples already in the lexicon (``markers/expand``; the paper does not print its
+   generation prompt, so this one is Ratio's).
+2. Grading: the Appendix I.1 marker classifier (Address, Broaden) answers
+   ``{label, rationale, confidence}``; a true label with high confidence is
+   *strong-true* (holds in almost all contexts), a true label with lower confidence
+   *weak-true*, a false label *false*. Only strong-true markers are kept.
+3. Output: ``lexicon-llm.tsv`` in the lexicon TSV format with ``source = llm``,
+   loadable as an extra source: ``load_lexicon(extra=[path])``. Markers the base
+   lexicon already lists (under any relation) are left out, so the extra file can
+   never contradict it. All graded candidates go to ``markers-graded.tsv`` for review.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from ratio.io import RatioError, write_text_atomic
+from ratio.judge.prompts import get_prompt
+from ratio.judge.runner import Judge, Task
+from ratio.lexicon.model import Lexicon
+from ratio.lexicon.spans import normalize_marker
+
+CLASSIFIED = ("address", "broaden")  # Appendix I.1: Specify markers were all expert-vetted
+DEFINITIONS = {
+    "address": "the sentence after the phrase offers a solution, improvement or mitigation that is "
+    "directly inspired by and targets the problem stated in the sentence before it",
+    "broaden": "the sentence after the phrase is a generalization of the sentence before it: it "
+    "broadens, abstracts or extends its scope",
+}
+
+
+@dataclass
+class GradedMarker:
+    marker: str
+    relation: str
+    grade: str  # strong-true | weak-true | false | invalid
+    confidence: str
+    rationale: str
+    origin: str  # "expansion" or "given"
+
+
+def expand(
+    judge: Judge,
+    lexicon: Lexicon,
+    relation: str,
+    *,
+    n: int = 40,
+    rounds: int = 1,
+    examples: int = 25,
+    seed: int = 13,
+) -> list[str]:
+    """New candidate markers for ``relation`` (normalized, not already in the lexicon)."""
+    if relation not in CLASSIFIED:
+        raise RatioError(
+            f"marker expansion is for {', '.join(CLASSIFIED)} (Specify was curated by hand)"
+        )
+    prompt = get_prompt("markers/expand")
+    known = lexicon.markers(relation)
+    if not known:
+        raise RatioError(f"the lexicon has no {relation} markers to use as examples")
+    rng = random.Random(seed)
+    tasks = []
+    for r in range(rounds):
+        ex = rng.sample(known, min(examples, len(known)))
+        tasks.append(
+            Task(
+                prompt,
+                {
+                    "relation": relation,
+                    "definition": DEFINITIONS[relation],
+                    "examples": "\n".join(f"- {m}" for m in ex),
+                    "n": str(n),
+                },
+                tag=f"{relation}:{r}",
+            )
+        )
+    out: dict[str, None] = {}
+    for res in judge.run(tasks, desc=f"expand {relation}"):
+        if not res.valid or not res.parsed:
+            continue
+        for m in res.parsed["markers"]:
+            norm = normalize_marker(m)
+            if norm and len(norm.split()) <= 7 and norm not in lexicon:
+                out.setdefault(norm)
+    return list(out)
+
+
+def grade(
+    judge: Judge, relation: str, markers: list[str], origin: str = "given"
+) -> list[GradedMarker]:
+    """Grade markers with the I.1 classifier of ``relation``."""
+    if relation not in CLASSIFIED:
+        raise RatioError(f"the I.1 classifier exists for {', '.join(CLASSIFIED)} only")
+    prompt = get_prompt(f"markers/{relation}")
+    tasks = [Task(prompt, {"marker": m}, candidate_id=m, tag=relation) for m in markers]
+    out = []
+    for m, r in zip(markers, judge.run(tasks, desc=f"grade {relation}"), strict=True):
+        if r.valid and r.parsed:
+            out.append(
+                GradedMarker(
+                    m,
+                    relation,
+                    r.parsed["grade"],
+                    r.parsed["confidence"],
+                    r.parsed["reason"],
+                    origin,
+                )
+            )
+        else:
+            out.append(GradedMarker(m, relation, "invalid", "", r.error, origin))
+    return out
+
+
+def _clean(s: str) -> str:
+    return " ".join(s.replace("\t", " ").split())
+
+
+def write_llm_lexicon(
+    graded: list[GradedMarker], lexicon: Lexicon, out_dir: Path, model: str
+) -> dict:
+    """Write the strong-true markers as ``lexicon-llm.tsv`` and every grade for review."""
+    kept, seen = [], set()
+    for g in graded:
+        if g.grade == "strong-true" and g.marker not in lexicon and g.marker not in seen:
+            seen.add(g.marker)
+            kept.append(g)
+    header = [
+        "# Ratio marker lexicon: LLM-expanded markers (paper 4.1); only strong-true kept.",
+        f"# model: {model}",
+        "marker\trelation\tsource\tnotes",
+    ]
+    body = [
+        f"{g.marker}\t{g.relation}\tllm\tstrong-true ({g.origin}): {_clean(g.rationale)[:200]}"
+        for g in kept
+    ]
+    write_text_atomic(out_dir / "lexicon-llm.tsv", "\n".join(header + body) + "\n")
+    review = ["marker\trelation\tgrade\tconfidence\torigin\trationale"] + [
+        f"{g.marker}\t{g.relation}\t{g.grade}\t{g.confidence}\t{g.origin}\t{_clean(g.rationale)}"
+        for g in graded
+    ]
+    write_text_atomic(out_dir / "markers-graded.tsv", "\n".join(review) + "\n")
+    counts: dict[str, dict[str, int]] = {}
+    for g in graded:
+        c = counts.setdefault(g.relation, {})
+        c[g.grade] = c.get(g.grade, 0) + 1
+    return {
+        "kept": len(kept),
+        "graded": len(graded),
+        "by_relation": counts,
+        "lexicon": str(out_dir / "lexicon-llm.tsv"),
+        "review": str(out_dir / "markers-graded.tsv"),
+    }

@@ -1,0 +1,198 @@
+"""Pairwise inspiration judge (paper 5.5, Appendix H, Table 16).
+
+Two systems' top-5 lists are shown as "List A" and "List B" (the judge never learns
+which system made which). Every query is judged in both orders; a preference is
+counted only when both orders pick the same underlying system. Reported: wins, win
+rate among stable decisive queries with a two-sided exact binomial test against 0.5,
+stability (same verdict under both orders) and the Slot-A rate (how often the first
+list wins; 50% = no position bias) with its own binomial test.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ratio.build.sample import stratified_sample
+from ratio.config import RunConfig
+from ratio.evaluation.harness import load_benchmark
+from ratio.io import RatioError, write_parquet_atomic, write_text_atomic
+from ratio.judge.prompts import get_prompt, numbered
+from ratio.judge.runner import Judge, Result, Task, judge_out, results_table
+from ratio.judge.topk import top_lists
+from ratio.metrics.trec import read_run
+from ratio.provenance import stamp
+
+FIRST, SECOND = "first", "second"  # tags: which system was shown as List A
+
+
+def verdict_system(winner: str | None, order: str) -> str | None:
+    """Map an A/B/tie answer back to the system: ``"x"`` (first system), ``"y"`` or ``"tie"``."""
+    if winner is None:
+        return None
+    if winner == "tie":
+        return "tie"
+    shown_first_is_x = order == FIRST
+    return "x" if (winner == "A") == shown_first_is_x else "y"
+
+
+def aggregate(pairs: dict[str, dict[str, str | None]]) -> dict[str, Any]:
+    """Table 16 numbers from ``{query: {order: "A"|"B"|"tie"|None}}``."""
+    from scipy.stats import binomtest
+
+    n = len(pairs)
+    wins_x = wins_y = stable = both_valid = ties = 0
+    slot_a = slot_b = 0
+    for v in pairs.values():
+        for order in (FIRST, SECOND):
+            w = v.get(order)
+            slot_a += w == "A"
+            slot_b += w == "B"
+        s1, s2 = verdict_system(v.get(FIRST), FIRST), verdict_system(v.get(SECOND), SECOND)
+        if s1 is None or s2 is None:
+            continue
+        both_valid += 1
+        if s1 == s2:
+            stable += 1
+            if s1 == "x":
+                wins_x += 1
+            elif s1 == "y":
+                wins_y += 1
+            else:
+                ties += 1
+    decisive = wins_x + wins_y
+    out = {
+        "n_queries": n,
+        "both_orders_valid": both_valid,
+        "wins_first_system": wins_x,
+        "wins_second_system": wins_y,
+        "stable_ties": ties,
+        "win_rate": wins_x / decisive if decisive else float("nan"),
+        "stable": stable / both_valid if both_valid else float("nan"),
+        "slot_a": slot_a / (slot_a + slot_b) if slot_a + slot_b else float("nan"),
+        "win_p_value": float(binomtest(wins_x, decisive, 0.5).pvalue) if decisive else float("nan"),
+        "slot_a_p_value": (
+            float(binomtest(slot_a, slot_a + slot_b, 0.5).pvalue)
+            if slot_a + slot_b
+            else float("nan")
+        ),
+    }
+    return out
+
+
+@dataclass
+class PairwiseResult:
+    relation: str
+    report: dict[str, Any]
+    results: list[Result]
+    out_dir: Path | None
+
+
+def judge_pairwise(
+    config: RunConfig,
+    judge: Judge,
+    run_x: tuple[str, Path],
+    run_y: tuple[str, Path],
+    relation: str,
+    *,
+    n_queries: int | None = None,
+    split: str | None = None,
+    depth: int | None = None,
+    write: bool = True,
+) -> PairwiseResult:
+    """Judge ``run_x`` vs ``run_y`` top-``depth`` lists in both orders for sampled queries."""
+    build_out = config.resolve(config.build.out)
+    if split is None:
+        split = (
+            "silver"
+            if (build_out / "benchmark" / "silver" / "queries.parquet").is_file()
+            else config.evaluate.split
+        )
+    bench = load_benchmark(build_out, split)
+    k = depth or config.judge.pairwise_depth
+    (nx, px), (ny, py) = run_x, run_y
+    if nx == ny:
+        raise RatioError(f"the two systems need different names, both are {nx!r}")
+    rx, ry = read_run(px, name=nx), read_run(py, name=ny)
+    q_rel = bench.queries.filter(pc.equal(bench.queries["relation"], relation))
+    common = set(q_rel["query_id"].to_pylist()) & set(rx.query_ids) & set(ry.query_ids)
+    if not common:
+        raise RatioError(f"no {relation} query of split {split!r} is in both runs")
+    q_rel = q_rel.filter(pc.is_in(q_rel["query_id"], pa.array(sorted(common), pa.string())))
+    sample = stratified_sample(
+        q_rel, n_queries or config.judge.topk_queries, config.build.seed, by="marker"
+    )
+    qids = sample["query_id"].to_pylist()
+    qtext = dict(zip(qids, sample["text"].to_pylist(), strict=True))
+    ctext = dict(
+        zip(
+            bench.candidates["candidate_id"].to_pylist(),
+            bench.candidates["text"].to_pylist(),
+            strict=True,
+        )
+    )
+    lx, ly = top_lists(rx, qids, k), top_lists(ry, qids, k)
+    prompt = get_prompt(f"pairwise/{relation}")
+    tasks = []
+    for q in qids:
+        ax, ay = numbered([ctext[c] for c in lx[q]]), numbered([ctext[c] for c in ly[q]])
+        tasks.append(Task(prompt, {"query": qtext[q], "list_a": ax, "list_b": ay}, q, "", FIRST))
+        tasks.append(Task(prompt, {"query": qtext[q], "list_a": ay, "list_b": ax}, q, "", SECOND))
+    results = judge.run(tasks, desc=f"pairwise {relation}")
+    pairs: dict[str, dict[str, str | None]] = {q: {} for q in qids}
+    for r in results:
+        pairs[r.task.query_id][r.task.tag] = r.parsed["winner"] if r.valid and r.parsed else None
+    report = {
+        "relation": relation,
+        "split": split,
+        "depth": k,
+        "first_system": nx,
+        "second_system": ny,
+        "model": judge.backend.model,
+        "backend": judge.backend.kind,
+        **aggregate(pairs),
+        "invalid": sum(1 for r in results if not r.valid),
+        "usage": judge.usage.to_dict(),
+    }
+    out_dir = None
+    if write:
+        out_dir = judge_out(config) / "pairwise" / relation
+        meta = stamp(
+            "judge.pairwise",
+            config.digest("build", "judge"),
+            model=judge.backend.model,
+            systems=[nx, ny],
+            split=split,
+        )
+        write_parquet_atomic(
+            out_dir / "judgments.parquet", results_table(results, judge.backend), meta
+        )
+        write_text_atomic(out_dir / "report.json", json.dumps(report, indent=2, default=str) + "\n")
+        write_text_atomic(out_dir / "report.md", pairwise_markdown(report))
+    return PairwiseResult(relation, report, results, out_dir)
+
+
+def pairwise_markdown(r: dict) -> str:
+    star = "∗" if r["slot_a_p_value"] < 0.01 else ""
+    return "\n".join(
+        [
+            f"# Inspiration judge: {r['relation']} ({r['n_queries']} queries, top-{r['depth']}, "
+            f"{r['backend']} · {r['model']})",
+            "",
+            f"| relation | {r['first_system']} | {r['second_system']} | Win % | Stable % | Slot A % | p (win) |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+            f"| {r['relation']} | {r['wins_first_system']} | {r['wins_second_system']} | "
+            f"{100 * r['win_rate']:.1f} | {100 * r['stable']:.1f} | {100 * r['slot_a']:.1f}{star} | "
+            f"{r['win_p_value']:.3g} |",
+            "",
+            f"Win = share of stable decisive queries preferring {r['first_system']}; two-sided exact "
+            f"binomial test against 0.5. Slot A p = {r['slot_a_p_value']:.3g} (∗: p < 0.01). "
+            f"Invalid answers: {r['invalid']}.",
+            "",
+        ]
+    )

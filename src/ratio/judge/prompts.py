@@ -1,0 +1,393 @@
+"""Versioned judge prompts (paper Appendix I) and the JSON shapes their answers must have.
+
+Prompts are data: ``prompts/<task>.<relation>.<name>.toml`` with ``id``, ``version``,
+``shape``, ``system`` and a ``user`` template. A top-10 prompt (I.3) is declared as a
+set of exact edits to its silver prompt (``derive_from`` + ``[[edits]]``) so the
+difference the paper describes stays visible and checked: an edit that no longer
+matches is an error, never a silent no-op. ``Prompt.digest`` hashes the rendered
+text, so the judgment cache notices an edit even if ``version`` was not bumped.
+
+Every answer is parsed and validated against the prompt's shape; a response that
+does not fit raises :class:`InvalidResponse` and is retried, then recorded invalid.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+import string
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from ratio.io import RatioError
+
+PROMPT_DIR = Path(__file__).parent / "prompts"
+
+# The two prompts per relation the paper retained (Table 10), in Table 15's order.
+DEFAULT_PAIR: dict[str, tuple[str, str]] = {
+    "address": ("minimal-v2", "ordered-v2"),
+    "specify": ("anchor-full-v2", "anchor-compact"),
+    "broaden": ("relaxed", "directional"),
+}
+
+
+class PromptError(RatioError):
+    """A prompt file is malformed or an edit/template does not apply."""
+
+
+class InvalidResponse(ValueError):
+    """A model answer that does not parse as the prompt's JSON shape."""
+
+
+# --------------------------------------------------------------------------- shapes
+
+_TRUE = {"true", "yes", "1"}
+_FALSE = {"false", "no", "0"}
+
+
+def _bool(v: Any, where: str) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().lower() in _TRUE | _FALSE:
+        return v.strip().lower() in _TRUE
+    raise InvalidResponse(f"{where}: expected true/false, got {v!r}")
+
+
+def _obj(d: Any, key: str) -> dict:
+    v = d.get(key) if isinstance(d, dict) else None
+    if not isinstance(v, dict):
+        raise InvalidResponse(f"missing object {key!r}")
+    return v
+
+
+def _conf(v: Any) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, list) and len(v) == 1:
+        v = v[0]
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise InvalidResponse(f"confidence {v!r} is not a number") from None
+    if not 0.0 <= f <= 1.0:
+        raise InvalidResponse(f"confidence {f} outside [0, 1]")
+    return f
+
+
+def _parse_marker(d: dict) -> dict:
+    label = _bool(d.get("label"), "label")
+    conf = str(d.get("confidence", "")).strip().lower()
+    if conf not in ("high", "medium", "low"):
+        raise InvalidResponse(f"confidence must be high/medium/low, got {d.get('confidence')!r}")
+    # strong-true / weak-true / false (section 4.1) from the I.1 answer: true with high
+    # confidence holds "in almost all contexts", true with less only "in some".
+    grade = "false" if not label else ("strong-true" if conf == "high" else "weak-true")
+    return {
+        "accepted": label,
+        "label": label,
+        "confidence": conf,
+        "grade": grade,
+        "reason": str(d.get("rationale", "")),
+    }
+
+
+def _parse_problem_solution(d: dict) -> dict:
+    p = _bool(_obj(d, "is_problem_valid").get("is_valid"), "is_problem_valid.is_valid")
+    s = _bool(_obj(d, "is_solution_valid").get("is_valid"), "is_solution_valid.is_valid")
+    m = _bool(_obj(d, "match_evaluation").get("is_match"), "match_evaluation.is_match")
+    reason = str(_obj(d, "match_evaluation").get("reason", ""))
+    # "match = True only if both are valid AND ..." -- enforce it even if the model did not
+    return {
+        "accepted": p and s and m,
+        "problem_valid": p,
+        "solution_valid": s,
+        "match": m,
+        "reason": reason,
+    }
+
+
+def _parse_decision(d: dict) -> dict:
+    if "decision" not in d:
+        raise InvalidResponse("missing 'decision'")
+    dec = _bool(d["decision"], "decision")
+    return {
+        "accepted": dec,
+        "confidence": _conf(d.get("confidence")),
+        "reason": str(d.get("reason", "")),
+    }
+
+
+def _parse_winner(d: dict) -> dict:
+    w = str(d.get("winner", "")).strip()
+    w = {"a": "A", "b": "B", "tie": "tie", "list a": "A", "list b": "B"}.get(w.lower(), w)
+    if w not in ("A", "B", "tie"):
+        raise InvalidResponse(f"winner must be A, B or tie, got {d.get('winner')!r}")
+    return {
+        "accepted": None,
+        "winner": w,
+        "confidence": _conf(d.get("confidence")),
+        "reason": str(d.get("reason", "")),
+    }
+
+
+def _parse_marker_list(d: dict) -> dict:
+    ms = d.get("markers")
+    if not isinstance(ms, list) or not all(isinstance(m, str) for m in ms):
+        raise InvalidResponse("'markers' must be a list of strings")
+    return {"accepted": None, "markers": [m.strip() for m in ms if m.strip()]}
+
+
+_STR = {"type": "string"}
+_TF = {"type": "string", "enum": ["True", "False"]}
+
+SHAPES: dict[str, tuple[Any, dict]] = {
+    "marker": (
+        _parse_marker,
+        {
+            "type": "object",
+            "properties": {
+                "label": {"type": "boolean"},
+                "rationale": _STR,
+                "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
+            },
+            "required": ["label", "rationale", "confidence"],
+        },
+    ),
+    "problem_solution": (
+        _parse_problem_solution,
+        {
+            "type": "object",
+            "properties": {
+                k: {
+                    "type": "object",
+                    "properties": {v: _TF, "reason": _STR},
+                    "required": [v, "reason"],
+                }
+                for k, v in (
+                    ("is_problem_valid", "is_valid"),
+                    ("is_solution_valid", "is_valid"),
+                    ("match_evaluation", "is_match"),
+                )
+            },
+            "required": ["is_problem_valid", "is_solution_valid", "match_evaluation"],
+        },
+    ),
+    "decision": (
+        _parse_decision,
+        {
+            "type": "object",
+            "properties": {
+                "decision": {"type": "boolean"},
+                "confidence": {"type": "number"},
+                "reason": _STR,
+            },
+            "required": ["decision", "confidence", "reason"],
+        },
+    ),
+    "winner": (
+        _parse_winner,
+        {
+            "type": "object",
+            "properties": {
+                "winner": {"type": "string", "enum": ["A", "B", "tie"]},
+                "confidence": {"type": "number"},
+                "reason": _STR,
+            },
+            "required": ["winner", "confidence", "reason"],
+        },
+    ),
+    "marker_list": (
+        _parse_marker_list,
+        {
+            "type": "object",
+            "properties": {"markers": {"type": "array", "items": _STR}},
+            "required": ["markers"],
+        },
+    ),
+}
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+def extract_json(text: str) -> dict:
+    """The JSON object in ``text``: plain, in a markdown fence, or the first ``{...}`` span."""
+    t = text.strip()
+    m = _FENCE.match(t)
+    if m:
+        t = m.group(1)
+    try:
+        obj = json.loads(t)
+    except json.JSONDecodeError:
+        start = t.find("{")
+        if start < 0:
+            raise InvalidResponse("no JSON object in response") from None
+        try:
+            obj, _ = json.JSONDecoder().raw_decode(t[start:])
+        except json.JSONDecodeError as e:
+            raise InvalidResponse(f"invalid JSON: {e.msg} at char {e.pos}") from None
+    if not isinstance(obj, dict):
+        raise InvalidResponse(f"expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+# --------------------------------------------------------------------------- prompts
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One versioned prompt: system text, user template and answer shape."""
+
+    id: str
+    version: str
+    task: str
+    relation: str
+    name: str
+    shape: str
+    system: str
+    user: str
+    source: str = ""
+    file: str = ""
+    fields: tuple[str, ...] = field(default=())
+
+    @property
+    def digest(self) -> str:
+        h = hashlib.sha256(f"{self.shape}\n{self.system}\n\x00{self.user}".encode())
+        return h.hexdigest()[:16]
+
+    @property
+    def schema(self) -> dict:
+        return SHAPES[self.shape][1]
+
+    def render(self, **values: str) -> str:
+        """The user message; every template field must be given (and nothing else used)."""
+        missing = [f for f in self.fields if f not in values]
+        if missing:
+            raise PromptError(f"{self.id}: missing template value(s) {missing}")
+        return self.user.format_map({f: values[f] for f in self.fields})
+
+    def parse(self, text: str) -> dict:
+        """Parse and validate an answer; raises :class:`InvalidResponse`."""
+        return SHAPES[self.shape][0](extract_json(text))
+
+
+def _clean(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines()).strip()
+
+
+def _template_fields(user: str, where: str) -> tuple[str, ...]:
+    try:
+        names = [f for _, f, _, _ in string.Formatter().parse(user) if f is not None]
+    except ValueError as e:
+        raise PromptError(f"{where}: bad user template: {e}") from e
+    for f in names:
+        if not f.isidentifier():
+            raise PromptError(f"{where}: template field {{{f}}} is not a plain name")
+    return tuple(dict.fromkeys(names))
+
+
+def _read(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise PromptError(f"{path}: {e}") from e
+
+
+@functools.lru_cache(maxsize=4)
+def load_prompts(directory: str | None = None) -> dict[str, Prompt]:
+    """Every prompt in ``directory`` (default: the shipped ones), keyed by id."""
+    d = Path(directory) if directory else PROMPT_DIR
+    raw = {}
+    for p in sorted(d.glob("*.toml")):
+        data = _read(p)
+        for key in ("id", "version", "task", "relation", "name", "user"):
+            if key not in data:
+                raise PromptError(f"{p}: missing key {key!r}")
+        if data["id"] in raw:
+            raise PromptError(f"{p}: duplicate prompt id {data['id']!r}")
+        data["_file"] = str(p)
+        raw[data["id"]] = data
+    out: dict[str, Prompt] = {}
+    for pid, data in raw.items():
+        where = data["_file"]
+        if "derive_from" in data:
+            base = raw.get(data["derive_from"])
+            if base is None or "derive_from" in base:
+                raise PromptError(
+                    f"{where}: derive_from {data['derive_from']!r} is not a base prompt"
+                )
+            system = _clean(base["system"])
+            for i, e in enumerate(data.get("edits", [])):
+                old, new = e.get("old"), e.get("new", "")
+                n = system.count(old) if old else 0
+                if n != 1:
+                    raise PromptError(
+                        f"{where}: edits[{i}] matches {n} times in {base['id']} (need 1)"
+                    )
+                system = system.replace(old, new)
+            shape = data.get("shape", base.get("shape"))
+        else:
+            if "system" not in data or "shape" not in data:
+                raise PromptError(f"{where}: a base prompt needs 'system' and 'shape'")
+            system, shape = _clean(data["system"]), data["shape"]
+        if shape not in SHAPES:
+            raise PromptError(f"{where}: unknown shape {shape!r}; known: {', '.join(SHAPES)}")
+        user = _clean(data["user"])
+        out[pid] = Prompt(
+            id=pid,
+            version=str(data["version"]),
+            task=data["task"],
+            relation=data["relation"],
+            name=data["name"],
+            shape=shape,
+            system=_clean(system),
+            user=user,
+            source=data.get("source", ""),
+            file=where,
+            fields=_template_fields(user, where),
+        )
+    return out
+
+
+def get_prompt(prompt_id: str) -> Prompt:
+    prompts = load_prompts()
+    if prompt_id not in prompts:
+        raise PromptError(f"unknown prompt {prompt_id!r}; known: {', '.join(sorted(prompts))}")
+    return prompts[prompt_id]
+
+
+def relation_prompts(
+    task: str, relation: str, names: list[str] | tuple[str, ...] | None = None
+) -> list[Prompt]:
+    """The prompts of one task and relation: ``names`` or the paper's retained pair."""
+    chosen = list(names) if names else list(DEFAULT_PAIR[relation])
+    return [get_prompt(f"{task}/{relation}/{n}") for n in chosen]
+
+
+def candidates_for(task: str, relation: str) -> list[Prompt]:
+    """Every prompt of one task and relation (calibration compares them all)."""
+    return sorted(
+        (p for p in load_prompts().values() if p.task == task and p.relation == relation),
+        key=lambda p: p.id,
+    )
+
+
+def silver_pair_text(query: str, marker: str, gold: str) -> str:
+    """``"querySentence. Discourse-marker, goldSentence"`` (Appendix E silver input)."""
+    q = query.strip()
+    if q and q[-1] not in ".!?":
+        q += "."
+    m = marker.strip().rstrip(",")
+    m = m[:1].upper() + m[1:]
+    g = gold.strip()
+    if len(g) > 1 and g[0].isupper() and not g[1].isupper():
+        g = g[0].lower() + g[1:]  # the build capitalised the gold after stripping the marker
+    return f"{q} {m}, {g}"
+
+
+def numbered(texts: list[str]) -> str:
+    return "\n".join(f"{i}. {t}" for i, t in enumerate(texts, 1))

@@ -1,0 +1,521 @@
+"""Run many judgments through one backend: cache, concurrency, retries, accounting.
+
+``Judge.run(tasks)`` looks every task up in the SQLite cache first; only misses reach
+the backend. HTTP misses run on a thread pool of ``backend.concurrency`` workers;
+batch misses go out as one OpenAI batch per round. A transient error is retried with
+exponential backoff; an answer that does not parse as the prompt's JSON shape is
+retried (at a slightly higher temperature, since a deterministic model would repeat
+itself), and after ``max_retries`` it is recorded as invalid with its raw text --
+results are never dropped. Only transport failures are left uncached, so a rerun
+tries them again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+from tqdm import tqdm
+
+from ratio.judge.backends import (
+    Backend,
+    Completion,
+    FatalBackendError,
+    OpenAIBatchBackend,
+    RequestRejected,
+    TransientError,
+)
+from ratio.judge.cache import JudgmentCache, request_key
+from ratio.judge.prompts import InvalidResponse, Prompt
+from ratio.records import Judgment
+
+JUDGMENTS = pa.schema(
+    [
+        ("query_id", pa.string()),
+        ("candidate_id", pa.string()),
+        ("prompt_id", pa.string()),
+        ("prompt_version", pa.string()),
+        ("tag", pa.string()),
+        ("accepted", pa.bool_()),
+        ("valid", pa.bool_()),
+        ("parsed", pa.string()),
+        ("raw", pa.string()),
+        ("error", pa.string()),
+        ("backend", pa.string()),
+        ("model", pa.string()),
+        ("attempts", pa.int32()),
+        ("input_tokens", pa.int32()),
+        ("output_tokens", pa.int32()),
+        ("cached", pa.bool_()),
+    ]
+)
+"""Every judgment a command made, valid or not, with its raw answer."""
+
+
+@dataclass
+class Task:
+    """One request: a prompt, the values of its user template, and what it is about."""
+
+    prompt: Prompt
+    values: dict[str, str]
+    query_id: str = ""
+    candidate_id: str = ""
+    tag: str = ""  # free label: a system name, a list order, a marker ...
+
+    @property
+    def user(self) -> str:
+        return self.prompt.render(**self.values)
+
+
+@dataclass
+class Result:
+    task: Task
+    key: str
+    valid: bool
+    accepted: bool | None
+    parsed: dict | None
+    raw: str
+    error: str = ""
+    attempts: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached: bool = False
+
+    def judgment(self, model: str) -> Judgment:
+        return Judgment(
+            self.task.query_id,
+            self.task.candidate_id,
+            self.task.prompt.id,
+            self.accepted if self.valid else None,
+            self.raw,
+            model,
+        )
+
+
+@dataclass
+class Usage:
+    """What one run cost: calls, tokens, dollars, time."""
+
+    judgments: int = 0
+    cached: int = 0
+    new: int = 0
+    requests: int = 0
+    retries: int = 0
+    invalid: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    by_prompt: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def judgments_per_s(self) -> float:
+        return self.new / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["judgments_per_s"] = round(self.judgments_per_s, 4)
+        d["cost_usd"] = round(self.cost_usd, 6)
+        return d
+
+
+def price_of(prices: dict, model: str, batch: bool) -> tuple[float, float]:
+    """USD per token (input, output) from a table of USD per 1M tokens (``*`` = any model)."""
+    p = prices.get(model) or prices.get("*") or {}
+    mult = float(p.get("batch_multiplier", 0.5)) if batch else 1.0
+    return float(p.get("input", 0.0)) * mult / 1e6, float(p.get("output", 0.0)) * mult / 1e6
+
+
+class Judge:
+    """Judges tasks with one backend and one cache; ``usage`` accumulates over runs."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        cache: JudgmentCache,
+        *,
+        max_retries: int = 3,
+        backoff_s: float = 1.0,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        prices: dict | None = None,
+        poll_s: float = 30.0,
+        seed: int = 0,
+        retry_invalid: bool = False,
+        progress: bool = True,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.backend = backend
+        self.cache = cache
+        self.max_retries = max(0, max_retries)
+        self.backoff_s = backoff_s
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.prices = prices or {}
+        self.poll_s = poll_s
+        self.seed = seed
+        self.retry_invalid = retry_invalid
+        self.progress = progress
+        self.sleep = sleep
+        self.usage = Usage()
+
+    # -- keys ---------------------------------------------------------------
+
+    def key(self, task: Task) -> str:
+        p = task.prompt
+        return request_key(
+            self.backend.kind, self.backend.model, p.id, p.version, p.digest, task.user
+        )
+
+    def _temperature(self, n_invalid: int) -> float:
+        return (
+            self.temperature if n_invalid == 0 else max(self.temperature, min(1.0, 0.3 * n_invalid))
+        )
+
+    # -- bookkeeping --------------------------------------------------------
+
+    def _account(self, res: Result, requests: int, batch: bool) -> None:
+        u = self.usage
+        u.requests += requests
+        u.retries += max(0, requests - 1)
+        u.input_tokens += res.input_tokens
+        u.output_tokens += res.output_tokens
+        pin, pout = price_of(self.prices, self.backend.model, batch)
+        u.cost_usd += res.input_tokens * pin + res.output_tokens * pout
+
+    def _store(self, res: Result) -> None:
+        p = res.task.prompt
+        self.cache.put(
+            res.key,
+            backend=self.backend.kind,
+            model=self.backend.model,
+            prompt_id=p.id,
+            prompt_version=p.version,
+            input_hash=hashlib.sha256(res.task.user.encode()).hexdigest()[:24],
+            valid=res.valid,
+            accepted=res.accepted,
+            parsed=res.parsed,
+            raw=res.raw,
+            error=res.error,
+            attempts=res.attempts,
+            input_tokens=res.input_tokens,
+            output_tokens=res.output_tokens,
+        )
+
+    # -- one request (thread worker) ---------------------------------------
+
+    def _one(self, task: Task, key: str) -> tuple[Result, bool]:
+        """Returns the result and whether it may be cached (not a transport failure)."""
+        p = task.prompt
+        system, user = p.system, task.user
+        n_invalid = 0
+        raw, error = "", ""
+        tin = tout = 0
+        attempts = 0
+        transient = 0
+        while True:  # bounded: each branch below either returns or raises a counter
+            attempts += 1
+            try:
+                c: Completion = self.backend.complete(
+                    system,
+                    user,
+                    schema=p.schema,
+                    temperature=self._temperature(n_invalid),
+                    max_tokens=self.max_tokens,
+                    seed=self.seed + n_invalid,
+                )
+            except TransientError as e:
+                error = str(e)
+                transient += 1
+                if transient > self.max_retries:
+                    break
+                delay = self.backoff_s * 2 ** (transient - 1)
+                self.sleep(delay * (1 + 0.1 * random.random()))
+                continue
+            except RequestRejected as e:
+                return Result(
+                    task, key, False, None, raw, f"rejected: {e}", attempts, tin, tout
+                ), True
+            tin += c.input_tokens
+            tout += c.output_tokens
+            raw = c.text
+            try:
+                parsed = p.parse(c.text)
+            except InvalidResponse as e:
+                error = f"invalid: {e}"
+                n_invalid += 1
+                if n_invalid > self.max_retries:
+                    break
+                continue
+            return Result(
+                task, key, True, parsed.get("accepted"), parsed, raw, "", attempts, tin, tout
+            ), True
+        cacheable = n_invalid > self.max_retries  # the model answered, just never validly
+        return Result(task, key, False, None, None, raw, error, attempts, tin, tout), cacheable
+
+    def _run_threads(self, todo: list[tuple[str, Task]], bar) -> dict[str, Result]:
+        out: dict[str, Result] = {}
+        it = iter(todo)
+        with ThreadPoolExecutor(max_workers=self.backend.concurrency) as pool:
+            running = {}
+            try:
+                for key, task in it:  # keep at most 2x workers in flight: cheap interruption
+                    running[pool.submit(self._one, task, key)] = key
+                    if len(running) >= 2 * self.backend.concurrency:
+                        break
+                while running:
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for f in done:
+                        running.pop(f)
+                        res, cacheable = f.result()
+                        self._account(res, res.attempts, batch=False)
+                        if cacheable:
+                            self._store(res)
+                        out[res.key] = res
+                        bar.update(1)
+                        nxt = next(it, None)
+                        if nxt is not None:
+                            running[pool.submit(self._one, nxt[1], nxt[0])] = nxt[0]
+            except BaseException:
+                for f in running:
+                    f.cancel()
+                raise
+        return out
+
+    # -- batch ----------------------------------------------------------------
+
+    def _ingest_batch(
+        self,
+        backend: OpenAIBatchBackend,
+        batch: dict,
+        tasks: dict[str, Task],
+        state: dict[str, dict],
+        final: bool,
+    ) -> dict[str, Result]:
+        done: dict[str, Result] = {}
+        for key, c in backend.results(batch).items():
+            task = tasks.get(key)
+            if task is None:
+                continue
+            st = state.setdefault(
+                key, {"attempts": 0, "invalid": 0, "in": 0, "out": 0, "raw": "", "error": ""}
+            )
+            st["attempts"] += 1
+            if isinstance(c, str):
+                st["error"] = c
+                continue
+            st["in"] += c.input_tokens
+            st["out"] += c.output_tokens
+            st["raw"] = c.text
+            pin, pout = price_of(self.prices, backend.model, True)
+            self.usage.input_tokens += c.input_tokens
+            self.usage.output_tokens += c.output_tokens
+            self.usage.cost_usd += c.input_tokens * pin + c.output_tokens * pout
+            try:
+                parsed = task.prompt.parse(c.text)
+            except InvalidResponse as e:
+                st["invalid"] += 1
+                st["error"] = f"invalid: {e}"
+                if final or st["invalid"] > self.max_retries:
+                    res = Result(
+                        task,
+                        key,
+                        False,
+                        None,
+                        None,
+                        c.text,
+                        st["error"],
+                        st["attempts"],
+                        st["in"],
+                        st["out"],
+                    )
+                    self._store(res)
+                    done[key] = res
+                continue
+            res = Result(
+                task,
+                key,
+                True,
+                parsed.get("accepted"),
+                parsed,
+                c.text,
+                "",
+                st["attempts"],
+                st["in"],
+                st["out"],
+            )
+            self._store(res)
+            done[key] = res
+        return done
+
+    def _run_batch(self, todo: list[tuple[str, Task]], bar) -> dict[str, Result]:
+        backend = self.backend
+        assert isinstance(backend, OpenAIBatchBackend)
+        tasks = dict(todo)
+        out: dict[str, Result] = {}
+        state: dict[str, dict] = {}
+        # resume: batches an earlier (interrupted) run already submitted and paid for
+        for batch_id, keys in self.cache.open_batches(backend.kind, backend.model):
+            if not set(keys) & tasks.keys():
+                continue
+            batch = backend.wait(batch_id, self.poll_s, sleep=self.sleep)
+            out.update(self._ingest_batch(backend, batch, tasks, state, final=False))
+            self.cache.close_batch(batch_id, batch.get("status", "done"))
+        for rnd in range(self.max_retries + 1):
+            remaining = [k for k in tasks if k not in out]
+            if not remaining:
+                break
+            reqs = []
+            for k in remaining:
+                t = tasks[k]
+                n_inv = state.get(k, {}).get("invalid", 0)
+                body = backend.request_body(
+                    t.prompt.system,
+                    t.user,
+                    temperature=self._temperature(n_inv),
+                    max_tokens=self.max_tokens,
+                    seed=self.seed + n_inv,
+                )
+                reqs.append((k, body))
+            batch_id = backend.submit(reqs)
+            self.cache.add_batch(batch_id, backend.kind, backend.model, remaining)
+            self.usage.requests += len(reqs)
+            if rnd:
+                self.usage.retries += len(reqs)
+            batch = backend.wait(batch_id, self.poll_s, sleep=self.sleep)
+            got = self._ingest_batch(backend, batch, tasks, state, final=rnd == self.max_retries)
+            self.cache.close_batch(batch_id, batch.get("status", "done"))
+            out.update(got)
+            bar.update(len(got))
+        for k in tasks:  # never silently dropped: still missing = transport failure, uncached
+            if k not in out:
+                st = state.get(k, {})
+                out[k] = Result(
+                    tasks[k],
+                    k,
+                    False,
+                    None,
+                    None,
+                    st.get("raw", ""),
+                    st.get("error", "no result in batch output"),
+                    st.get("attempts", 0),
+                    st.get("in", 0),
+                    st.get("out", 0),
+                )
+        return out
+
+    # -- public ---------------------------------------------------------------
+
+    def run(self, tasks: Sequence[Task], desc: str = "judging") -> list[Result]:
+        """Results in task order; identical requests are made (and paid) once."""
+        t0 = time.monotonic()
+        keys = [self.key(t) for t in tasks]
+        first: dict[str, Task] = {}
+        for k, t in zip(keys, tasks, strict=True):
+            first.setdefault(k, t)
+        hits = self.cache.get_many(list(first))
+        results: dict[str, Result] = {}
+        for k, c in hits.items():
+            if not c.valid and self.retry_invalid:
+                continue
+            results[k] = Result(
+                first[k],
+                k,
+                c.valid,
+                c.accepted,
+                c.parsed,
+                c.raw,
+                c.error,
+                c.attempts,
+                c.input_tokens,
+                c.output_tokens,
+                cached=True,
+            )
+        todo = [(k, t) for k, t in first.items() if k not in results]
+        with tqdm(total=len(todo), desc=desc, disable=None if self.progress else True) as bar:
+            if todo:
+                if isinstance(self.backend, OpenAIBatchBackend):
+                    new = self._run_batch(todo, bar)
+                else:
+                    new = self._run_threads(todo, bar)
+                results.update(new)
+        u = self.usage
+        u.judgments += len(tasks)
+        u.cached += sum(1 for k in keys if results[k].cached)
+        u.new += len(todo)
+        u.seconds += time.monotonic() - t0
+        out = []
+        for k, t in zip(keys, tasks, strict=True):
+            r = results[k]
+            if r.task is not t:  # a duplicate request: same answer, this task's labels
+                r = Result(
+                    t, k, r.valid, r.accepted, r.parsed, r.raw, r.error, r.attempts, 0, 0, True
+                )
+            out.append(r)
+            bp = u.by_prompt.setdefault(t.prompt.id, {"n": 0, "accepted": 0, "invalid": 0})
+            bp["n"] += 1
+            bp["accepted"] += int(bool(r.accepted) and r.valid)
+            bp["invalid"] += int(not r.valid)
+        u.invalid += sum(1 for r in out if not r.valid)
+        return out
+
+
+def results_table(results: Sequence[Result], backend: Backend) -> pa.Table:
+    """The JUDGMENTS table of a run's results."""
+    cols: dict[str, list] = {f.name: [] for f in JUDGMENTS}
+    for r in results:
+        t = r.task
+        cols["query_id"].append(t.query_id)
+        cols["candidate_id"].append(t.candidate_id)
+        cols["prompt_id"].append(t.prompt.id)
+        cols["prompt_version"].append(t.prompt.version)
+        cols["tag"].append(t.tag)
+        cols["accepted"].append(r.accepted if r.valid else None)
+        cols["valid"].append(r.valid)
+        cols["parsed"].append(json.dumps(r.parsed) if r.parsed is not None else None)
+        cols["raw"].append(r.raw)
+        cols["error"].append(r.error)
+        cols["backend"].append(backend.kind)
+        cols["model"].append(backend.model)
+        cols["attempts"].append(r.attempts)
+        cols["input_tokens"].append(r.input_tokens)
+        cols["output_tokens"].append(r.output_tokens)
+        cols["cached"].append(r.cached)
+    return pa.table(cols, schema=JUDGMENTS)
+
+
+def judge_out(config) -> Path:
+    """``judge.out``, or ``<build.out>/judge``."""
+    jc = config.judge
+    return config.resolve(jc.out) if jc.out else config.resolve(config.build.out) / "judge"
+
+
+def open_judge(config, *, backend: Backend | None = None, progress: bool = True, **kw) -> Judge:
+    """A :class:`Judge` for a run config: its backend, cache file, retries and prices."""
+    from ratio.judge.backends import make_backend
+
+    jc = config.judge
+    cache_path = config.resolve(jc.cache) if jc.cache else judge_out(config) / "cache.sqlite"
+    return Judge(
+        backend or make_backend(jc, seed=config.build.seed),
+        JudgmentCache(cache_path),
+        max_retries=jc.max_retries,
+        backoff_s=jc.backoff_s,
+        temperature=jc.temperature,
+        max_tokens=jc.max_tokens,
+        prices=jc.prices,
+        poll_s=jc.batch_poll_s,
+        seed=config.build.seed,
+        progress=progress,
+        **kw,
+    )
+
+
+__all__ = ["JUDGMENTS", "FatalBackendError", "Judge", "Result", "Task", "Usage", "results_table"]

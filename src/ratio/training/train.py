@@ -1,0 +1,592 @@
+"""Operation-specific contrastive fine-tuning (paper §5.1, Appendix C).
+
+One retriever per relation (or one unified, relation-conditioned model, see
+:mod:`ratio.training.unified`) is trained with ``MultipleNegativesRankingLoss``
+(scale 20, i.e. tau = .05) on (query, gold) pairs with in-batch negatives, using
+duplicate-free batches so no in-batch "negative" is a copy of the positive.
+Every trial of the hyperparameter grid (Table 7 by default, see
+:mod:`ratio.training.grids`) is validated after each epoch by MRR@10 on the
+validation split (that relation's queries vs a seeded sub-pool holding all their
+golds), the best epoch's checkpoint is restored and saved to
+``<out>/<relation>/trial-<i>/best`` with ``metrics.json``, ``config.json`` and
+``log.json`` next to it, and the best trial per relation (validation MRR@10) is
+linked as ``<out>/<relation>/best`` — an ordinary sentence-transformers
+directory any dense system can load (``model = "<out>/<relation>/best"``).
+
+Runs are resumable: a finished trial is skipped, an interrupted one resumes from
+its last epoch checkpoint (``resume_from_checkpoint``). Seeds are fixed.
+
+Devices: sentence-transformers picks CUDA when present, so the same command runs
+on CPU or one GPU. For several GPUs launch the same command under
+``accelerate launch $(which ratio) train ...`` or
+``torchrun --nproc_per_node 4 $(which ratio) train ...``: the trainer uses DDP and
+the loss gathers embeddings across devices (negatives = batch size x world size,
+as in the paper's 4-GPU Address/Specify runs).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ratio.config import RunConfig
+from ratio.io import write_text_atomic
+from ratio.provenance import stamp
+from ratio.records import RELATIONS
+from ratio.training.data import (
+    EvalSet,
+    PairSet,
+    TrainingError,
+    check_relation,
+    load_split,
+    mine_hard_negatives,
+    out_dir,
+    setup_prefixes,
+    training_pairs,
+    unified_prefixes,
+    validation_set,
+)
+from ratio.training.grids import Trial, trials_for
+
+log = logging.getLogger(__name__)
+
+METRICS = ("recall@1", "recall@10", "mrr@10", "mrr@100")
+PRIMARY = "mrr@10"
+TRAINING_META = "ratio_training.json"  # written into every saved model directory
+
+
+# ------------------------------------------------------------------ models
+
+
+def load_base_model(name: str, max_seq_length: int = 128, device: str | None = None):
+    """A trainable SentenceTransformer for a registry name or directory.
+
+    A model2vec static model is wrapped in ``StaticEmbedding`` (the way
+    sentence-transformers trains static embeddings), so the saved result is an
+    ordinary sentence-transformers directory the dense retriever loads with torch.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from ratio.retrieval.dense import available_cores
+    from ratio.retrieval.models import is_static, resolve_model
+
+    torch.set_num_threads(available_cores())
+    path, _ = resolve_model(name)
+    if is_static(path):
+        try:
+            from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+        except ImportError:  # sentence-transformers < 6
+            from sentence_transformers.models import StaticEmbedding
+
+        model = SentenceTransformer(
+            modules=[StaticEmbedding.from_model2vec(str(path))], device=device
+        )
+        return model.float()  # model2vec may store float16: Adam in fp16 overflows to NaN
+    model = SentenceTransformer(str(path), device=device, local_files_only=True)
+    if max_seq_length and (model.max_seq_length or 0) > max_seq_length:
+        model.max_seq_length = max_seq_length  # sentences are short; caps padding cost
+    return model
+
+
+def freeze_lower_layers(model: Any, ratio: float) -> int:
+    """Freeze embeddings and the lowest ``ratio`` of transformer layers; returns layers frozen.
+
+    Static models have no layers: the ratio is ignored for them (returns 0).
+    """
+    if ratio <= 0:
+        return 0
+    auto = getattr(model[0], "auto_model", None)
+    if auto is None:
+        log.warning("freeze_ratio %.2f ignored: %s has no transformer layers", ratio, model[0])
+        return 0
+    layers = None
+    for path in ("encoder.layer", "layers", "model.layers", "encoder.layers"):
+        obj = auto
+        try:
+            for part in path.split("."):
+                obj = getattr(obj, part)
+        except AttributeError:
+            continue
+        layers = obj
+        break
+    if layers is None:
+        raise TrainingError(f"freeze_ratio: cannot find the layers of {type(auto).__name__}")
+    n = int(round(ratio * len(layers)))
+    emb = getattr(auto, "embeddings", None) or getattr(auto, "embed_tokens", None)
+    for module in ([emb] if emb is not None else []) + list(layers[:n]):
+        for p in module.parameters():
+            p.requires_grad = False
+    return n
+
+
+# ------------------------------------------------------------------ evaluation
+
+
+def encode(model: Any, texts: Sequence[str], batch_size: int) -> np.ndarray:
+    return np.asarray(
+        model.encode(
+            list(texts),
+            batch_size=batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        ),
+        dtype=np.float32,
+    )
+
+
+def rank_metrics(
+    q: np.ndarray,
+    d: np.ndarray,
+    query_ids: Sequence[str],
+    pool_ids: Sequence[str],
+    qrels: dict[str, dict[str, int]],
+    relations: Sequence[str] | None = None,
+    depth: int = 100,
+) -> dict[str, float]:
+    """R@1, R@10, MRR@10, MRR@100 of exact cosine ranking, via ``ratio.metrics.evaluate``.
+
+    With several relations it adds ``<relation>_<metric>`` and makes the plain
+    metrics the macro average over relations (so Broaden weighs as much as Specify).
+    """
+    from ratio.metrics import Qrels, Run, evaluate
+    from ratio.retrieval.base import top_k_rows
+
+    k = min(depth, len(pool_ids))
+    idx = np.zeros((len(q), k), dtype=np.int64)
+    sc = np.zeros((len(q), k), dtype=np.float32)
+    for s in range(0, len(q), 1024):
+        i, v = top_k_rows(q[s : s + 1024] @ d.T, k)
+        idx[s : s + 1024], sc[s : s + 1024] = i, v
+    run = Run.from_arrays(list(query_ids), np.asarray(pool_ids), idx, sc)
+    rels = list(dict.fromkeys(relations or []))
+    if len(rels) <= 1:
+        return evaluate(Qrels.from_dict(qrels), run, METRICS)
+    out: dict[str, float] = {}
+    for rel in rels:
+        sub = {qid: qrels[qid] for qid, r in zip(query_ids, relations, strict=True) if r == rel}
+        for m, v in evaluate(Qrels.from_dict(sub), run, METRICS).items():
+            out[f"{rel}_{m}"] = v
+    for m in METRICS:
+        out[m] = float(np.mean([out[f"{rel}_{m}"] for rel in rels]))
+    return out
+
+
+def evaluate_model(model: Any, evalset: EvalSet, batch_size: int = 128) -> dict[str, float]:
+    d = encode(model, evalset.pool_texts, batch_size)
+    q = encode(model, evalset.query_texts, batch_size)
+    return rank_metrics(q, d, evalset.query_ids, evalset.pool_ids, evalset.qrels, evalset.relations)
+
+
+def _evaluator_base():
+    try:
+        from sentence_transformers.base.evaluation import BaseEvaluator
+    except ImportError:  # sentence-transformers 3-5
+        from sentence_transformers.evaluation import SentenceEvaluator as BaseEvaluator
+    return BaseEvaluator
+
+
+def make_evaluator(evalset: EvalSet, batch_size: int):
+    """A sentence-transformers evaluator reporting validation MRR@10 (primary) and friends."""
+
+    class RetrievalEvaluator(_evaluator_base()):
+        def __init__(self) -> None:
+            super().__init__()
+            self.name = evalset.name
+            self.primary_metric = PRIMARY
+            self.greater_is_better = True
+            self.history: list[dict[str, Any]] = []
+
+        def __call__(self, model, output_path=None, epoch: int = -1, steps: int = -1):
+            t0 = time.perf_counter()
+            metrics = evaluate_model(model, evalset, batch_size)
+            self.history.append(
+                {"epoch": epoch, "steps": steps, "seconds": time.perf_counter() - t0, **metrics}
+            )
+            return self.prefix_name_to_metrics(metrics, self.name)
+
+    return RetrievalEvaluator()
+
+
+# ------------------------------------------------------------------ plans
+
+
+@dataclass
+class Plan:
+    """Everything one target (a relation, or ``unified``) needs, checked before training."""
+
+    target: str
+    relations: list[str]
+    pairs: PairSet
+    valset: EvalSet
+    trials: list[tuple[int, Trial]]
+    query_prefixes: dict[str, str]
+    doc_prefix: str
+
+
+def make_plans(config: RunConfig, relation: str, unified: bool = False) -> list[Plan]:
+    """Load and check all inputs of a training run; raises before any model is loaded."""
+    from ratio.retrieval.models import resolve_model
+
+    tc = config.train
+    rels = check_relation(relation)
+    if unified and rels != list(RELATIONS):
+        raise TrainingError("--unified trains one model on every relation: use --relation all")
+    _, spec = resolve_model(tc.base_model)
+    qp, dp = setup_prefixes(tc.prefix, spec)
+    if tc.val_pool < 0 or tc.max_pairs < 0 or tc.val_max_queries < 0:
+        raise TrainingError(
+            "train.val_pool, train.max_pairs and train.val_max_queries must be >= 0"
+        )
+    train_b = load_split(config, "train")
+    val_b = load_split(config, "validation")
+    targets = [("unified", rels)] if unified else [(r, [r]) for r in rels]
+    plans = []
+    for target, trels in targets:
+        prefs = unified_prefixes(tc.unified_instruction) if unified else dict.fromkeys(trels, qp)
+        pairs = training_pairs(
+            train_b,
+            trels,
+            query_prefixes=prefs,
+            doc_prefix=dp,
+            max_pairs=tc.max_pairs,
+            seed=tc.seed,
+        )
+        valset = validation_set(
+            val_b,
+            trels,
+            query_prefixes=prefs,
+            doc_prefix=dp,
+            pool_size=tc.val_pool,
+            max_queries=tc.val_max_queries,
+            seed=tc.seed,
+        )
+        grid = trials_for(tc.base_model, tc.grid, target)
+        chosen = list(range(len(grid)))
+        if tc.trials:
+            bad = [i for i in tc.trials if not 0 <= i < len(grid)]
+            if bad:
+                raise TrainingError(
+                    f"train.trials {bad} out of range: the {target} grid has {len(grid)} trials"
+                )
+            chosen = list(tc.trials)
+        plans.append(Plan(target, trels, pairs, valset, [(i, grid[i]) for i in chosen], prefs, dp))
+    if tc.hard_negatives:
+        for p in plans:
+            log.info("mining BM25 hard negatives for %s (%d pairs)", p.target, len(p.pairs))
+            p.pairs = mine_hard_negatives(train_b, p.pairs, k=tc.hard_negatives_k, seed=tc.seed)
+    return plans
+
+
+# ------------------------------------------------------------------ one trial
+
+
+def _signature(config: RunConfig, plan: Plan, trial: Trial) -> dict[str, Any]:
+    """What defines a trial's result; a finished trial is reused only if this matches."""
+    tc = config.train
+    return {
+        "base_model": tc.base_model,
+        "prefix": tc.prefix,
+        "query_prefixes": plan.query_prefixes,
+        "doc_prefix": plan.doc_prefix,
+        "seed": tc.seed,
+        "max_pairs": tc.max_pairs,
+        "n_pairs": len(plan.pairs),
+        "hard_negatives": tc.hard_negatives,
+        "hard_negatives_k": tc.hard_negatives_k if tc.hard_negatives else None,
+        "max_seq_length": tc.max_seq_length,
+        "validation": plan.valset.summary(),
+        "trial": trial.to_dict(),
+    }
+
+
+def _training_args(
+    trial: Trial, ckpt_dir: Path, seed: int, n_pairs: int, progress: bool, name: str
+):
+    import transformers
+    from sentence_transformers import SentenceTransformerTrainingArguments
+
+    try:
+        from sentence_transformers.base.sampler import BatchSamplers
+    except ImportError:  # sentence-transformers 3-5
+        from sentence_transformers.training_args import BatchSamplers
+
+    steps_per_epoch = max(1, -(-n_pairs // trial.batch_size))
+    kw: dict[str, Any] = {}
+    if trial.warmup_ratio:
+        if int(transformers.__version__.split(".")[0]) >= 5:
+            kw["warmup_steps"] = trial.warmup_ratio  # a float < 1 is a ratio in transformers 5
+        else:
+            kw["warmup_ratio"] = trial.warmup_ratio
+    return SentenceTransformerTrainingArguments(
+        output_dir=str(ckpt_dir),
+        num_train_epochs=trial.epochs,
+        per_device_train_batch_size=trial.batch_size,
+        learning_rate=trial.lr,
+        weight_decay=trial.weight_decay,
+        max_grad_norm=trial.max_grad_norm,
+        batch_sampler=BatchSamplers.NO_DUPLICATES,
+        eval_strategy="epoch",
+        save_strategy="epoch",
+        load_best_model_at_end=True,
+        metric_for_best_model=f"eval_{name}_{PRIMARY}",
+        greater_is_better=True,
+        save_total_limit=2,
+        logging_steps=max(1, steps_per_epoch // 10),
+        report_to="none",
+        seed=seed,
+        data_seed=seed,
+        disable_tqdm=not progress,
+        **kw,
+    )
+
+
+def run_trial(
+    config: RunConfig,
+    plan: Plan,
+    index: int,
+    trial: Trial,
+    *,
+    progress: bool = True,
+    callbacks: Sequence[Any] = (),
+) -> dict[str, Any]:
+    """Train, validate each epoch, restore and save the best epoch; returns its metrics."""
+    from sentence_transformers import SentenceTransformerTrainer
+    from sentence_transformers.losses import MultipleNegativesRankingLoss
+    from transformers import set_seed
+    from transformers.trainer_utils import get_last_checkpoint
+
+    tc = config.train
+    tdir = out_dir(config) / plan.target / f"trial-{index}"
+    sig = _signature(config, plan, trial)
+    metrics_file = tdir / "metrics.json"
+    if metrics_file.is_file() and (tdir / "best" / "modules.json").is_file():
+        done = json.loads(metrics_file.read_text())
+        if done.get("signature") == sig:
+            log.info("trial %s/%d already finished; reusing %s", plan.target, index, tdir)
+            return done
+    tdir.mkdir(parents=True, exist_ok=True)
+    ckpt_dir = tdir / "checkpoints"
+    last = get_last_checkpoint(str(ckpt_dir)) if ckpt_dir.is_dir() else None
+    if last:
+        state = json.loads((Path(last) / "trainer_state.json").read_text())
+        sig_file = tdir / "signature.json"
+        if not sig_file.is_file() or json.loads(sig_file.read_text()) != sig:
+            log.warning("checkpoints in %s are from another setup; starting over", ckpt_dir)
+            shutil.rmtree(ckpt_dir)
+            last = None
+        else:
+            log.info(
+                "resuming %s/trial-%d from %s (step %s)",
+                plan.target,
+                index,
+                last,
+                state.get("global_step"),
+            )
+    write_text_atomic(tdir / "signature.json", json.dumps(sig, indent=2, sort_keys=True))
+
+    set_seed(tc.seed)
+    model = load_base_model(tc.base_model, tc.max_seq_length)
+    frozen = freeze_lower_layers(model, trial.freeze_ratio)
+    evaluator = make_evaluator(plan.valset, tc.eval_batch_size)
+    baseline_file = tdir / "baseline.json"
+    if baseline_file.is_file():
+        baseline = json.loads(baseline_file.read_text())
+    else:  # the untrained model on the same validation set: what training must beat
+        baseline = evaluate_model(model, plan.valset, tc.eval_batch_size)
+        write_text_atomic(baseline_file, json.dumps(baseline, indent=2))
+    loss = MultipleNegativesRankingLoss(model, scale=20.0, **_gather_kw())
+    args = _training_args(trial, ckpt_dir, tc.seed, len(plan.pairs), progress, plan.valset.name)
+    trainer = SentenceTransformerTrainer(
+        model=model,
+        args=args,
+        train_dataset=plan.pairs.to_dataset(),
+        loss=loss,
+        evaluator=evaluator,
+        callbacks=list(callbacks) or None,
+    )
+    t0 = time.perf_counter()
+    out = trainer.train(resume_from_checkpoint=last)
+    wall = time.perf_counter() - t0
+    key = f"eval_{plan.valset.name}_{PRIMARY}"
+    epochs = [
+        {
+            "epoch": h.get("epoch"),
+            "step": h.get("step"),
+            **{
+                k[len(f"eval_{plan.valset.name}_") :]: v
+                for k, v in h.items()
+                if k.startswith(f"eval_{plan.valset.name}_")
+            },
+        }
+        for h in trainer.state.log_history
+        if key in h
+    ]
+    best = max(epochs, key=lambda e: e[PRIMARY]) if epochs else None
+    result = {
+        "target": plan.target,
+        "relations": plan.relations,
+        "trial": index,
+        "hyperparameters": trial.to_dict(),
+        "frozen_layers": frozen,
+        "n_pairs": len(plan.pairs),
+        "validation": plan.valset.summary(),
+        "baseline": baseline,
+        "epochs": epochs,
+        "best": best,
+        "best_checkpoint": trainer.state.best_model_checkpoint,
+        "beats_baseline": bool(best and best[PRIMARY] > baseline[PRIMARY]),
+        "throughput": {
+            "train_runtime_s": out.metrics.get("train_runtime"),
+            "train_samples_per_s": out.metrics.get("train_samples_per_second"),
+            "train_steps_per_s": out.metrics.get("train_steps_per_second"),
+            "global_steps": trainer.state.global_step,
+            "wall_s": wall,
+            "resumed_from": last,
+            "device": str(model.device),
+            "world_size": args.world_size,
+        },
+        "signature": sig,
+        "provenance": stamp("train", config.digest("train")),
+    }
+    if trainer.is_world_process_zero():
+        best_dir = tdir / "best"
+        tmp = tdir / ".best.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        trainer.model.save(str(tmp))  # load_best_model_at_end restored the best epoch
+        (tmp / TRAINING_META).write_text(json.dumps(result, indent=2, default=str))
+        shutil.rmtree(best_dir, ignore_errors=True)
+        os.replace(tmp, best_dir)
+        write_text_atomic(
+            tdir / "config.json",
+            json.dumps(
+                {"config": config.to_dict(), "trial": trial.to_dict()}, indent=2, default=str
+            ),
+        )
+        write_text_atomic(
+            tdir / "log.json", json.dumps(trainer.state.log_history, indent=2, default=str)
+        )
+        write_text_atomic(metrics_file, json.dumps(result, indent=2, default=str))
+        shutil.rmtree(ckpt_dir, ignore_errors=True)  # the finished trial no longer needs them
+    return result
+
+
+def _gather_kw() -> dict[str, Any]:
+    """Cross-device negatives under DDP (no-op on one device), where the library supports it."""
+    import inspect
+
+    from sentence_transformers.losses import MultipleNegativesRankingLoss
+
+    params = inspect.signature(MultipleNegativesRankingLoss.__init__).parameters
+    return {"gather_across_devices": True} if "gather_across_devices" in params else {}
+
+
+# ------------------------------------------------------------------ selection
+
+
+def select_best(target_dir: Path, results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Link the trial with the best validation MRR@10 as ``<target>/best``; write selection.json."""
+    scored = [r for r in results if r.get("best")]
+    if not scored:
+        raise TrainingError(f"{target_dir}: no trial produced a validation score")
+    winner = max(scored, key=lambda r: r["best"][PRIMARY])
+    link = target_dir / "best"
+    if link.is_symlink() or link.is_file():
+        link.unlink()
+    elif link.is_dir():
+        shutil.rmtree(link)
+    src = target_dir / f"trial-{winner['trial']}" / "best"
+    try:
+        link.symlink_to(src.relative_to(target_dir), target_is_directory=True)
+    except OSError:  # filesystems without symlinks
+        shutil.copytree(src, link)
+    selection = {
+        "target": winner["target"],
+        "selected_trial": winner["trial"],
+        "selected_on": f"validation {PRIMARY}",
+        "model_dir": str(link),
+        "trials": [
+            {
+                "trial": r["trial"],
+                "hyperparameters": r["hyperparameters"],
+                f"val_{PRIMARY}": r["best"][PRIMARY] if r.get("best") else None,
+                f"baseline_val_{PRIMARY}": r["baseline"][PRIMARY],
+                "best_epoch": r["best"]["epoch"] if r.get("best") else None,
+            }
+            for r in results
+        ],
+    }
+    write_text_atomic(target_dir / "selection.json", json.dumps(selection, indent=2))
+    return selection
+
+
+def train(
+    config: RunConfig,
+    relation: str,
+    *,
+    unified: bool = False,
+    progress: bool = True,
+    callbacks: Sequence[Any] = (),
+) -> dict[str, dict[str, Any]]:
+    """Train every grid trial for ``relation`` (or ``all``), select the best per relation.
+
+    Returns ``{target: selection}``; ``target`` is a relation or ``unified``.
+    """
+    plans = make_plans(config, relation, unified)
+    root = out_dir(config)
+    out: dict[str, dict[str, Any]] = {}
+    for plan in plans:
+        results = [
+            run_trial(config, plan, i, trial, progress=progress, callbacks=callbacks)
+            for i, trial in plan.trials
+        ]
+        out[plan.target] = select_best(root / plan.target, results)
+        out[plan.target]["results"] = results
+    return out
+
+
+def summary_rows(selections: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per target: selected trial, validation MRR@10 before/after, throughput."""
+    rows = []
+    for target, sel in selections.items():
+        res = next(r for r in sel["results"] if r["trial"] == sel["selected_trial"])
+        rows.append(
+            {
+                "target": target,
+                "trial": sel["selected_trial"],
+                "n_pairs": res["n_pairs"],
+                f"baseline_val_{PRIMARY}": res["baseline"][PRIMARY],
+                f"val_{PRIMARY}": res["best"][PRIMARY],
+                **{
+                    k: res["throughput"][k]
+                    for k in ("train_steps_per_s", "train_samples_per_s", "wall_s")
+                },
+                "model_dir": sel["model_dir"],
+            }
+        )
+    return rows
+
+
+__all__ = [
+    "METRICS",
+    "Plan",
+    "evaluate_model",
+    "load_base_model",
+    "make_plans",
+    "rank_metrics",
+    "run_trial",
+    "select_best",
+    "summary_rows",
+    "train",
+]

@@ -1,0 +1,202 @@
+"""A unified relation-conditioned retriever, and the test comparison with the specialists.
+
+The paper trains one retriever per operation and leaves "a unified model receiving
+r as an instruction" to future work (§5.1). Here one model is trained on the pairs
+of all three relations, with the relation as a query-side instruction
+(``address: ...`` or a sentence instruction, see ``train.unified_instruction``);
+candidates get the same document prefix as the specialists. Checkpoints and
+trials are selected on the macro average of validation MRR@10 over relations, so
+Broaden's few queries count as much as Specify's many.
+
+:func:`compare` ranks the test split's shared pool with the baseline, each
+relation's specialist and the unified model, and writes one table in the
+evaluation harness's layout (``results.{md,csv,json}``). Embeddings go through
+the harness's cache (``<build.out>/embeddings``), so the baseline reuses what
+``ratio evaluate`` already encoded.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ratio.config import RunConfig
+from ratio.evaluation.harness import (
+    EvaluationResults,
+    make_pool,
+    result_to_run,
+    write_results,
+)
+from ratio.provenance import stamp
+from ratio.records import RELATIONS
+from ratio.training.data import (
+    TrainingError,
+    load_split,
+    out_dir,
+    relation_pairs,
+    setup_prefixes,
+    unified_prefixes,
+)
+from ratio.training.train import METRICS, train
+
+
+def train_unified(config: RunConfig, *, progress: bool = True, callbacks=()) -> dict[str, Any]:
+    """Train (and select) the unified model on every relation; see :func:`ratio.training.train.train`."""
+    return train(config, "all", unified=True, progress=progress, callbacks=callbacks)
+
+
+def _is_st_static(model: str) -> bool:
+    """A sentence-transformers directory whose first module is a StaticEmbedding."""
+    p = Path(model) / "modules.json"
+    return p.is_file() and "StaticEmbedding" in p.read_text(encoding="utf-8")
+
+
+def _sample(n: int, cap: int, seed: int) -> np.ndarray:
+    idx = np.arange(n)
+    if cap and cap < n:
+        idx = np.sort(np.random.default_rng(seed).choice(idx, size=cap, replace=False))
+    return idx
+
+
+def compare(
+    config: RunConfig,
+    *,
+    split: str = "test",
+    relations: list[str] | None = None,
+    systems: tuple[str, ...] = ("baseline", "specialists", "unified"),
+    max_queries: int | None = None,
+    max_pool: int | None = None,
+    out: str | Path | None = None,
+    progress: bool = True,
+) -> EvaluationResults:
+    """Baseline vs specialists vs unified on one split, in the harness's table layout.
+
+    ``max_queries`` (seeded sample per relation) and ``max_pool`` (seeded sub-pool
+    holding every sampled gold) default to ``train.test_max_queries`` /
+    ``train.test_max_pool``; 0 means all queries and the full shared pool, the
+    harness's setting. Missing trained models are skipped with a note in ``meta``.
+    """
+    from ratio.metrics import Qrels, evaluate
+    from ratio.retrieval.dense import DenseRetriever, Encoder
+    from ratio.retrieval.models import resolve_model
+
+    tc = config.train
+    relations = relations or list(RELATIONS)
+    max_queries = tc.test_max_queries if max_queries is None else max_queries
+    max_pool = tc.test_max_pool if max_pool is None else max_pool
+    bench = load_split(config, split)
+    build_out = config.resolve(config.build.out)
+    cache = build_out / "embeddings"
+    root = out_dir(config)
+    _, spec = resolve_model(tc.base_model)
+    qp, dp = setup_prefixes(tc.prefix, spec)
+    uni = unified_prefixes(tc.unified_instruction)
+
+    per_rel: dict[str, tuple[list[str], list[str], dict[str, dict[str, int]]]] = {}
+    for rel in relations:
+        ids, texts, golds = relation_pairs(bench, rel)
+        idx = _sample(len(ids), max_queries, config.build.seed)
+        per_rel[rel] = (
+            [ids[i] for i in idx],
+            [texts[i] for i in idx],
+            {ids[i]: {golds[i]: 1} for i in idx},
+        )
+    all_golds = {g for _, _, q in per_rel.values() for d in q.values() for g in d}
+    pool = make_pool(
+        bench,
+        relation=None,
+        oracle="none",
+        golds=all_golds,
+        max_pool=max_pool,
+        seed=config.build.seed,
+    )
+    if max_queries:
+        pool.description += f"; seeded sample of <= {max_queries:,} queries per relation"
+
+    base_name = Path(tc.base_model).name
+    # (system name, setup, model, {relation: query prefix} or None for all relations)
+    plan: list[tuple[str, str, str, dict[str, str]]] = []
+    skipped: list[str] = []
+    if "baseline" in systems:
+        plan.append(
+            (base_name, f"{tc.prefix}-Baseline", tc.base_model, dict.fromkeys(relations, qp))
+        )
+    if "specialists" in systems:
+        for rel in relations:
+            d = root / rel / "best"
+            if (d / "modules.json").is_file():
+                plan.append((base_name, f"{tc.prefix}-Tuned", str(d), {rel: qp}))
+            else:
+                skipped.append(f"specialist {rel}: no model at {d}")
+    if "unified" in systems:
+        d = root / "unified" / "best"
+        if (d / "modules.json").is_file():
+            plan.append(
+                (
+                    base_name,
+                    f"{tc.prefix}-Unified ({tc.unified_instruction})",
+                    str(d),
+                    {r: uni[r] for r in relations},
+                )
+            )
+        else:
+            skipped.append(f"unified: no model at {d}")
+
+    rows: list[dict[str, Any]] = []
+    timings: dict[str, float] = {}
+    for name, setup, model, prefs in plan:
+        t0 = time.perf_counter()
+        r = DenseRetriever(model, name=name, prefix="none", cache_dir=cache)
+        if _is_st_static(model):
+            # dense.Encoder caps max_seq_length, which StaticEmbedding (no length limit)
+            # cannot set; give it an uncapped encoder (same model, same cache key)
+            r._encoder = Encoder(model, max_seq_length=None)
+        r.doc_prefix = dp
+        r.index(pool.ids, pool.texts)
+        for rel, prefix in prefs.items():
+            qids, texts, qrels = per_rel[rel]
+            q = r.embed(texts, prefix)
+            res = r.search_vectors(q, 100)
+            run = result_to_run(res, qids, pool.ids, f"{name}-{setup}")
+            rows.append(
+                {
+                    "system": name,
+                    "kind": "dense",
+                    "model": model,
+                    "setup": setup,
+                    "relation": rel,
+                    "n_queries": len(qrels),
+                    "pool": pool.description,
+                    "pool_size": pool.size,
+                    "query_prefix": prefix,
+                    "doc_prefix": dp,
+                    "metrics": evaluate(Qrels.from_dict(qrels), run, METRICS),
+                }
+            )
+        timings[f"{setup}:{model}"] = time.perf_counter() - t0
+    if not rows:
+        raise TrainingError("nothing to compare: " + "; ".join(skipped or ["no systems"]))
+    meta = {
+        "split": split,
+        "relations": relations,
+        "systems": [f"{n} {s}" for n, s, _, _ in plan],
+        "ks": [1, 10, 100],
+        "metrics": list(METRICS),
+        "oracle": "none",
+        "seed": config.build.seed,
+        "n_candidates": len(bench.candidate_ids),
+        "benchmark": str(bench.directory),
+        "skipped": skipped,
+        "seconds": timings,
+        "provenance": stamp("train-compare", config.digest("train", "build")),
+    }
+    res = EvaluationResults(rows, meta)
+    target = Path(out) if out else root / "compare" / split
+    write_results(res, target)
+    res.out_dir = target
+    (target / "timings.json").write_text(json.dumps(timings, indent=2))
+    return res

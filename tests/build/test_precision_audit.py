@@ -1,0 +1,111 @@
+"""The hand-labelled precision audit (docs/precision-audit.md) and its scoring script."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+AUDIT_FILES = [
+    REPO_ROOT / "tests/data/precision_audit.jsonl",
+    REPO_ROOT / "tests/data/precision_audit_round1.jsonl",
+]
+RUN = REPO_ROOT / "runs/neurips"
+FIELDS = {"query_id", "relation", "marker", "query", "gold", "paper_id", "split", "label", "note"}
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location(
+        "precision_audit", REPO_ROOT / "scripts/precision_audit.py"
+    )
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+pa = _load_script()
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+@pytest.mark.parametrize("path", AUDIT_FILES, ids=lambda p: p.name)
+def test_audit_file_well_formed(path: Path) -> None:
+    rows = _rows(path)
+    assert len(rows) == 150
+    counts: dict[str, int] = {}
+    for r in rows:
+        assert set(r) == FIELDS, r
+        assert r["label"] in (True, False), f"unlabelled: {r['query_id']}"
+        assert r["query"].strip() and r["marker"].strip()
+        assert r["split"] in pa.SPLITS
+        if r["label"] is False:
+            assert r["note"].strip(), f"false without a note: {r['query_id']}"
+        counts[r["relation"]] = counts.get(r["relation"], 0) + 1
+    assert counts == {"address": 50, "broaden": 50, "specify": 50}
+    assert len({r["query_id"] for r in rows}) == 150
+
+
+def test_final_audit_ids_exist_in_current_build() -> None:
+    """The round-2 sample was drawn from the current build, so every query must still be there."""
+    if not (RUN / "benchmark").exists():
+        pytest.skip("no build at runs/neurips")
+    import pyarrow.parquet as pq
+
+    ids: set[str] = set()
+    for split in pa.SPLITS:
+        q = RUN / "benchmark" / split / "queries.parquet"
+        if q.exists():
+            ids.update(pq.read_table(q, columns=["query_id"]).column(0).to_pylist())
+    missing = [r["query_id"] for r in _rows(AUDIT_FILES[0]) if r["query_id"] not in ids]
+    assert not missing, f"{len(missing)} audited queries not in the build, e.g. {missing[:3]}"
+
+
+def test_score_precision_and_marker_errors() -> None:
+    rows = [
+        {"relation": "address", "marker": "a", "label": True},
+        {"relation": "address", "marker": "a", "label": True},
+        {"relation": "address", "marker": "a", "label": False},
+        {"relation": "address", "marker": "b", "label": False},
+        {"relation": "address", "marker": "b", "label": None},
+        {"relation": "specify", "marker": "c", "label": True},
+    ]
+    s = pa.score(rows)
+    assert s["address"]["true"] == 2 and s["address"]["labelled"] == 4
+    assert s["address"]["unlabelled"] == 1
+    assert s["address"]["precision"] == 0.5
+    assert dict(s["address"]["errors_by_marker"]) == {"a": 1, "b": 1}
+    assert s["specify"]["precision"] == 1.0
+    assert not s["specify"]["errors_by_marker"]
+    lo, hi = s["address"]["ci95"]
+    # Wilson interval for 2/4 at 95%: 0.150 .. 0.850
+    assert math.isclose(lo, 0.1500, abs_tol=5e-4) and math.isclose(hi, 0.8500, abs_tol=5e-4)
+
+
+def test_wilson_known_values() -> None:
+    lo, hi = pa.wilson_interval(45, 50)
+    assert math.isclose(lo, 0.7864, abs_tol=5e-4) and math.isclose(hi, 0.9565, abs_tol=5e-4)
+    lo, hi = pa.wilson_interval(50, 50)
+    assert hi == 1.0 and math.isclose(lo, 0.9287, abs_tol=5e-4)
+    assert pa.wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_sample_is_seeded_and_capped() -> None:
+    pairs = [
+        {"relation": rel, "query_id": f"{rel}{i}"}
+        for rel, n in (("address", 80), ("broaden", 7), ("specify", 60))
+        for i in range(n)
+    ]
+    a = pa.draw_sample(pairs, 50, seed=7)
+    b = pa.draw_sample(pairs, 50, seed=7)
+    c = pa.draw_sample(pairs, 50, seed=8)
+    assert a == b and a != c
+    rels = [r["relation"] for r in a]
+    assert rels.count("address") == 50 and rels.count("broaden") == 7
+    assert len({r["query_id"] for r in a}) == len(a)

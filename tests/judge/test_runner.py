@@ -1,0 +1,119 @@
+"""Backends + runner + cache against the fake OpenAI API: retries, invalid recording, cache, resume, batch."""
+
+from __future__ import annotations
+
+import pytest
+
+from ratio.judge.backends import FatalBackendError, OpenAIBatchBackend, OpenAIChatBackend
+from ratio.judge.cache import JudgmentCache
+from ratio.judge.prompts import get_prompt
+from ratio.judge.runner import Judge, Task, results_table
+
+PRICES = {"fake-model": {"input": 2.0, "output": 8.0}}
+
+
+def _judge(fake, tmp_path, *, batch=False, concurrency=4, max_retries=2, sleeps=None, name="c.sqlite"):
+    cls = OpenAIBatchBackend if batch else OpenAIChatBackend
+    backend = cls(fake.base_url, "fake-model", "sk-test", timeout_s=10, concurrency=concurrency)
+    return Judge(
+        backend,
+        JudgmentCache(tmp_path / name),
+        max_retries=max_retries,
+        backoff_s=0.5,
+        prices=PRICES,
+        poll_s=0,
+        progress=False,
+        sleep=(sleeps.append if sleeps is not None else (lambda s: None)),
+    )
+
+
+def _tasks(*pairs: str):
+    p = get_prompt("silver/specify/anchor-compact")
+    return [Task(p, {"pair": t}, f"q{i}", f"c{i}", "specify") for i, t in enumerate(pairs)]
+
+
+def test_chat_backend_parses_validates_and_accounts(fake_openai, tmp_path):
+    j = _judge(fake_openai, tmp_path)
+    res = j.run(_tasks("A good pair.", "A bad pair.", "Another good one."))
+    assert [r.accepted for r in res] == [True, False, True]
+    assert all(r.valid and r.attempts == 1 for r in res)
+    u = j.usage
+    assert u.requests == 3 and u.new == 3 and u.cached == 0 and u.invalid == 0
+    assert u.input_tokens == sum(r.input_tokens for r in res) > 0
+    expected = (u.input_tokens * 2.0 + u.output_tokens * 8.0) / 1e6
+    assert u.cost_usd == pytest.approx(expected)
+    table = results_table(res, j.backend)
+    assert table.num_rows == 3 and table["accepted"].to_pylist() == [True, False, True]
+
+
+def test_invalid_json_is_retried_then_recorded_with_raw(fake_openai, tmp_path):
+    j = _judge(fake_openai, tmp_path, max_retries=2)
+    flaky, garbage = j.run(_tasks("FLAKY good", "GARBAGE good"))
+    assert flaky.valid and flaky.accepted and flaky.attempts == 2
+    assert not garbage.valid and garbage.accepted is None
+    assert garbage.attempts == 3 and "{oops" in garbage.raw and garbage.error.startswith("invalid")
+    # the invalid verdict is kept (not dropped) and cached: a rerun does not pay again
+    calls = fake_openai.chat_calls
+    again = _judge(fake_openai, tmp_path, max_retries=2).run(_tasks("FLAKY good", "GARBAGE good"))
+    assert fake_openai.chat_calls == calls
+    assert [r.valid for r in again] == [True, False] and again[1].raw == garbage.raw
+
+
+def test_rate_limit_backs_off_exponentially(fake_openai, tmp_path):
+    sleeps: list[float] = []
+    j = _judge(fake_openai, tmp_path, sleeps=sleeps)
+    (r,) = j.run(_tasks("RATELIMIT good"))
+    assert r.valid and r.accepted and r.attempts == 2
+    assert len(sleeps) == 1 and 0.5 <= sleeps[0] <= 0.55
+
+
+def test_rerun_hits_cache_and_duplicates_are_paid_once(fake_openai, tmp_path):
+    j = _judge(fake_openai, tmp_path)
+    first = j.run(_tasks("x good", "y", "x good"))  # the third repeats the first request
+    assert fake_openai.chat_calls == 2
+    assert first[2].accepted is True and first[2].task.query_id == "q2"
+    j2 = _judge(fake_openai, tmp_path)
+    second = j2.run(_tasks("x good", "y", "x good"))
+    assert fake_openai.chat_calls == 2
+    assert j2.usage.cached == 3 and j2.usage.new == 0 and j2.usage.cost_usd == 0
+    assert [r.accepted for r in second] == [r.accepted for r in first]
+
+
+def test_interrupted_run_resumes_without_repaying(fake_openai, tmp_path):
+    texts = [f"pair {i} good" for i in range(6)]
+    fake_openai.fail_after = 3  # the "key" stops working after three answers
+    with pytest.raises(FatalBackendError):
+        _judge(fake_openai, tmp_path, concurrency=1).run(_tasks(*texts))
+    assert JudgmentCache(tmp_path / "c.sqlite").count() == 3
+    fake_openai.fail_after = None
+    before = fake_openai.chat_calls
+    j = _judge(fake_openai, tmp_path, concurrency=1)
+    res = j.run(_tasks(*texts))
+    assert fake_openai.chat_calls - before == 3
+    assert j.usage.cached == 3 and all(r.accepted for r in res)
+
+
+def test_batch_api_maps_results_by_custom_id_and_retries_invalid(fake_openai, tmp_path):
+    j = _judge(fake_openai, tmp_path, batch=True, max_retries=1)
+    res = j.run(_tasks("a good", "b", "FLAKY good", "GARBAGE", "c good"))
+    assert [r.accepted for r in res] == [True, False, True, None, True]
+    assert not res[3].valid and "{oops" in res[3].raw
+    assert len(fake_openai.batches) == 2  # the retry round holds only the two invalid answers
+    assert j.usage.requests == 7
+    expected = 0.5 * (j.usage.input_tokens * 2.0 + j.usage.output_tokens * 8.0) / 1e6
+    assert j.usage.cost_usd == pytest.approx(expected)  # batch price multiplier
+
+
+def test_interrupted_batch_is_polled_not_resubmitted(fake_openai, tmp_path):
+    def interrupt(_s):
+        raise KeyboardInterrupt
+
+    backend = OpenAIBatchBackend(fake_openai.base_url, "fake-model", "k", timeout_s=10)
+    j = Judge(backend, JudgmentCache(tmp_path / "b.sqlite"), poll_s=0, progress=False, sleep=interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        j.run(_tasks("a good", "b"))
+    assert len(fake_openai.batches) == 1
+    j2 = Judge(backend, JudgmentCache(tmp_path / "b.sqlite"), poll_s=0, progress=False)
+    res = j2.run(_tasks("a good", "b"))
+    assert len(fake_openai.batches) == 1
+    assert [r.accepted for r in res] == [True, False]

@@ -1,0 +1,108 @@
+"""Real (tiny) training runs of the static model on a benchmark written in the real schemas."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from transformers import TrainerCallback
+
+from ratio.config import ConfigError, load_config
+from ratio.training.data import TrainingError
+from ratio.training.train import train
+from tests.training.conftest import make_config, write_benchmark
+
+
+def test_tiny_run_saves_a_loadable_model_with_validation_metrics(tiny_bench, static_model):
+    from sentence_transformers import SentenceTransformer
+
+    cfg = make_config(tiny_bench)
+    sel = train(cfg, "address", progress=False)["address"]
+    root = tiny_bench / "models" / "address"
+    trial = root / "trial-0"
+    metrics = json.loads((trial / "metrics.json").read_text())
+    assert metrics["n_pairs"] == 32
+    assert metrics["validation"]["n_queries"] == 12
+    assert [e["epoch"] for e in metrics["epochs"]] == [1.0]
+    assert 0.0 <= metrics["best"]["mrr@10"] <= 1.0
+    assert set(metrics["baseline"]) == {"recall@1", "recall@10", "mrr@10", "mrr@100"}
+    assert metrics["throughput"]["train_samples_per_s"] > 0
+    for name in ("config.json", "log.json"):
+        assert json.loads((trial / name).read_text())
+    assert sel["selected_trial"] == 0 and (root / "selection.json").is_file()
+    # <relation>/best is the selected trial's model, an ordinary sentence-transformers dir
+    assert (root / "best").resolve() == (trial / "best").resolve()
+    assert json.loads((root / "best" / "ratio_training.json").read_text())["trial"] == 0
+    model = SentenceTransformer(str(root / "best"), device="cpu")
+    emb = model.encode(["query: a", "document: b"])
+    assert emb.shape == (2, 256)
+    # (test_unified ranks a test pool with such a directory through the dense retriever)
+    # a finished trial is reused, not retrained
+    again = train(cfg, "address", progress=False)["address"]["results"][0]
+    assert again["throughput"]["wall_s"] == metrics["throughput"]["wall_s"]
+
+
+class _Interrupt(Exception):
+    pass
+
+
+class _StopAfterFirstSave(TrainerCallback):
+    def on_save(self, args, state, control, **kwargs):
+        raise _Interrupt(f"interrupted at step {state.global_step}")
+
+
+def test_interrupted_run_resumes_from_last_checkpoint(tiny_bench, static_model):
+    cfg = make_config(tiny_bench, grid=[{"epochs": 2, "batch_size": 8, "lr": 0.05}])
+    with pytest.raises(_Interrupt):
+        train(cfg, "address", progress=False, callbacks=[_StopAfterFirstSave()])
+    trial = tiny_bench / "models" / "address" / "trial-0"
+    assert (trial / "checkpoints" / "checkpoint-4").is_dir()
+    assert not (trial / "metrics.json").exists()
+    res = train(cfg, "address", progress=False)["address"]["results"][0]
+    assert res["throughput"]["resumed_from"].endswith("checkpoint-4")
+    assert res["throughput"]["global_steps"] == 8
+    # the first epoch's validation (before the interruption) survives in the restored log
+    assert [e["epoch"] for e in res["epochs"]] == [1.0, 2.0]
+    assert not (trial / "checkpoints").exists()  # cleaned once the trial finished
+
+
+def test_single_pair_training_set_is_rejected_before_training(tiny_bench):
+    cfg = make_config(tiny_bench)
+    with pytest.raises(TrainingError, match=r"1 training pair\(s\) for broaden.*at least 2"):
+        train(cfg, "broaden", progress=False)
+    assert not (tiny_bench / "models").exists()
+
+
+def test_empty_training_set_is_rejected(tmp_path):
+    root = write_benchmark(tmp_path / "run", {"address": 0, "specify": 4}, {"address": 3})
+    with pytest.raises(TrainingError, match=r"0 training pair\(s\) for address"):
+        train(make_config(root), "address", progress=False)
+
+
+def test_relation_without_validation_queries_is_rejected(tmp_path):
+    root = write_benchmark(tmp_path / "run", {"specify": 8}, {"address": 3})
+    with pytest.raises(TrainingError, match="no specify queries in the validation split"):
+        train(make_config(root), "specify", progress=False)
+
+
+def test_all_checks_every_relation_before_training_any(tiny_bench):
+    # address and specify are fine, broaden has one pair: nothing may be trained
+    with pytest.raises(TrainingError, match="broaden"):
+        train(make_config(tiny_bench), "all", progress=False)
+    assert not (tiny_bench / "models").exists()
+
+
+def test_unknown_relation_and_trial_index(tiny_bench):
+    with pytest.raises(TrainingError, match="unknown relation 'solve'"):
+        train(make_config(tiny_bench), "solve", progress=False)
+    with pytest.raises(TrainingError, match=r"train.trials \[3\] out of range"):
+        train(make_config(tiny_bench, trials=[3]), "address", progress=False)
+    with pytest.raises(TrainingError, match="--relation all"):
+        train(make_config(tiny_bench), "address", unified=True, progress=False)
+
+
+def test_unknown_train_key_is_rejected(tmp_path):
+    p = tmp_path / "c.toml"
+    p.write_text('[train]\nbase_model = "all-MiniLM-L6-v2"\nlearning_rate = 1e-5\n')
+    with pytest.raises(ConfigError, match=r"unknown config key\(s\) 'learning_rate' in \[train\]"):
+        load_config(p)

@@ -1,0 +1,38 @@
+"""The unified relation-conditioned model: trained on all relations, compared on test."""
+
+from __future__ import annotations
+
+import json
+
+from ratio.training.data import INSTRUCTIONS
+from ratio.training.unified import compare, train_unified
+from tests.training.conftest import make_config, write_benchmark
+
+
+def test_unified_model_trains_on_all_relations_and_compares(tmp_path, static_model):
+    root = write_benchmark(
+        tmp_path / "run",
+        {"address": 16, "broaden": 8, "specify": 16},
+        {"address": 6, "broaden": 4, "specify": 6},
+    )
+    cfg = make_config(root)
+    sel = train_unified(cfg, progress=False)["unified"]
+    res = sel["results"][0]
+    assert res["n_pairs"] == 40 and res["relations"] == ["address", "broaden", "specify"]
+    # selection uses the macro average over relations; per-relation scores are kept
+    assert {"address_mrr@10", "broaden_mrr@10", "specify_mrr@10"} <= set(res["best"])
+    sig = json.loads((root / "models" / "unified" / "trial-0" / "signature.json").read_text())
+    assert sig["query_prefixes"] == INSTRUCTIONS["short"]
+
+    out = compare(cfg, out=tmp_path / "cmp")
+    rows = {(r["setup"], r["relation"]): r for r in out.rows}
+    assert ("generic-Baseline", "broaden") in rows
+    assert rows[("generic-Unified (short)", "address")]["query_prefix"] == "address: "
+    assert rows[("generic-Baseline", "address")]["query_prefix"] == "query: "
+    assert out.meta["skipped"] == [
+        f"specialist {r}: no model at {root / 'models' / r / 'best'}"
+        for r in ("address", "broaden", "specify")
+    ]
+    md = (tmp_path / "cmp" / "results.md").read_text()
+    assert "Unified" in md and "Baseline" in md
+    assert all(r["pool_size"] == 36 + 20 for r in out.rows)  # the test split's full pool
