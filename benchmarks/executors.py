@@ -17,6 +17,7 @@ import glob
 import hashlib
 import io
 import json
+import resource
 import shutil
 import sys
 import tempfile
@@ -56,6 +57,15 @@ def _hashes(root: Path) -> dict[str, str]:
     }
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU of this process and its finished children (the local pool)."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def run(executor: str, inputs: list[str], workers: int, out: Path) -> dict:
     from ratio.build import build
     from ratio.config import load_config
@@ -68,13 +78,17 @@ def run(executor: str, inputs: list[str], workers: int, out: Path) -> dict:
         f'[build]\nout = "{out}"\nexecutor = "{executor}"\n'
     )
     t0 = time.perf_counter()
+    cpu0 = _cpu_seconds()
     res = build(load_config(cfg), progress=False)
     wall = time.perf_counter() - t0
+    cpu = _cpu_seconds() - cpu0
     mine = res.stages["mine"].detail
     dedup = res.stages["dedup"].detail
     return {
         "executor": executor,
         "wall_s": round(wall, 2),
+        # driver + process-pool workers; Ray's workers are not our children (None)
+        "cpu_s": round(cpu, 2) if executor == "local" else None,
         "stages_s": {k: round(v.seconds, 2) for k, v in res.stages.items()},
         "papers": res.stages["ingest"].detail.get("papers", 0),
         "sentences": mine.get("sentences", 0),
@@ -135,6 +149,13 @@ def main() -> None:
             + f" | {r['papers']:,} | {r['sentences']:,} | {r['sentences'] / w:,.0f}"
             f" | {r['mined_rows']:,} | {r['mined_rows'] / w:,.0f} |"
         )
+    for r in results:
+        if r["cpu_s"]:
+            print(
+                f"\n{r['executor']}: {r['cpu_s']:.1f} CPU-s -> per core: "
+                f"{r['papers'] / r['cpu_s']:.2f} papers/s, {r['sentences'] / r['cpu_s']:,.0f} "
+                f"sentences/s, {r['consecutive_pairs'] / r['cpu_s']:,.0f} consecutive pairs/s"
+            )
     print(f"\nbyte-identical Parquet outputs across executors: {identical}")
     if args.json:
         Path(args.json).write_text(

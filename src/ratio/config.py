@@ -109,7 +109,12 @@ class TrainConfig:
 class ServeConfig:
     host: str = "127.0.0.1"
     port: int = 8000
-    retriever: str = "bm25"
+    retriever: str = "auto"  # auto | bm25 | dense | hybrid | trained | a system name
+    source: str = "benchmark"  # benchmark pools, or "sentences" (any ingested collection)
+    split: str = ""  # one benchmark split; empty = all splits' pools
+    candidates: str = ""  # an explicit candidates Parquet file
+    model: str = ""  # dense model for the service (registry name or directory)
+    index_dir: str = ""  # where the service keeps its indexes
 
 
 @dataclass

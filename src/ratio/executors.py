@@ -112,6 +112,7 @@ def run_shards(
         raise RatioError(f"unknown executor {executor!r}; choose one of {', '.join(EXECUTORS)}")
     if not tasks:
         return
+    _pin_code_version()
     failures: dict[str, BaseException] = {}
     done = 0
     if executor == "ray":
@@ -127,6 +128,18 @@ def run_shards(
             raise _original(exc)
     if failures:
         raise ShardError({k: _describe(v) for k, v in failures.items()}, done)
+
+
+def _pin_code_version() -> None:
+    """Hand the driver's code version to the workers (``RATIO_CODE_VERSION``).
+
+    Each process would otherwise ask git on its own: a commit during a long build, or
+    nodes with different checkouts, would stamp shards of one build with different
+    versions and break byte-identity. Honoured by ``ratio.provenance.code_version``.
+    """
+    from ratio.provenance import code_version
+
+    os.environ.setdefault("RATIO_CODE_VERSION", code_version())
 
 
 def _run_local(
@@ -171,6 +184,10 @@ def ray_init(workers: int = 2, address: str = "") -> bool:
     if ray.is_initialized():
         return False
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+    if os.environ.get("RATIO_CODE_VERSION"):  # see _pin_code_version
+        kwargs["runtime_env"] = {
+            "env_vars": {"RATIO_CODE_VERSION": os.environ["RATIO_CODE_VERSION"]}
+        }
     if address:
         kwargs["address"] = address
     else:
@@ -202,7 +219,10 @@ def _run_ray(
         # Application errors are not retried (they would fail again); a lost worker or
         # node is, by Ray's default max_retries, since every shard task is idempotent.
         remote = ray.remote(num_cpus=1)(_guarded)
-        pending = {remote.remote(fn, *task): task for task in tasks}
+        name = getattr(fn, "__name__", "task")  # task names show the shard in `ray list tasks`
+        pending = {
+            remote.options(name=f"{name}:{label(task)}").remote(fn, *task): task for task in tasks
+        }
         while pending:
             finished, _ = ray.wait(list(pending), num_returns=1)
             for ref in finished:

@@ -346,7 +346,9 @@ def ingest(
         final_total = cached["sentences"]
         drops.update(cached["finalize_drops"])
     else:
-        final_total, fdrops = _finalize(out, cfg, summaries, result.papers, progress)
+        final_total, fdrops = _finalize(
+            out, cfg, summaries, result.papers, progress, executor=executor, address=address
+        )
         drops.update(fdrops)
         write_text_atomic(
             manifest,
@@ -370,23 +372,39 @@ def _remove_stale_temps(out: Path) -> None:
             tmp.unlink(missing_ok=True)
 
 
-def _finalize(out: Path, cfg: IngestConfig, summaries: list[dict], n_papers: int, progress) -> tuple[int, dict]:
-    bp = find_boilerplate(out, cfg, n_papers)
-    write_parquet_atomic(out / "boilerplate.parquet", bp, stamp("boilerplate", json.dumps(_ingest_key(cfg))))
+def finalize_file(raw_path: str, final_path: str, bp_path: str) -> dict:
+    """Per-shard task of the finalize step (any executor): drop the corpus's boilerplate."""
+    bp = pq.read_table(bp_path)
     bp_sent = pc.filter(bp["key"], pc.equal(bp["kind"], "sentence")).combine_chunks()
     bp_sec = pc.filter(bp["key"], pc.equal(bp["kind"], "section")).combine_chunks()
+    return {"shard": Path(raw_path).stem, **finalize_shard(Path(raw_path), Path(final_path), bp_sent, bp_sec)}
+
+
+def _finalize(
+    out: Path, cfg: IngestConfig, summaries: list[dict], n_papers: int, progress,
+    executor: str = "local", address: str = "",
+) -> tuple[int, dict]:
+    bp = find_boilerplate(out, cfg, n_papers)
+    bp_path = out / "boilerplate.parquet"
+    write_parquet_atomic(bp_path, bp, stamp("boilerplate", json.dumps(_ingest_key(cfg))))
     total = 0
     drops: Counter = Counter()
     keep_names = set()
-    for s in tqdm(summaries, desc="finalize", unit="shard", disable=True if progress is False else None):
+    tasks = []
+    for s in summaries:
         raw = out / "raw" / f"{s['shard']}.parquet"
         if not raw.exists():
             continue
         keep_names.add(s["shard"])
-        f = finalize_shard(raw, out / "sentences" / f"{s['shard']}.parquet", bp_sent, bp_sec)
+        tasks.append((str(raw), str(out / "sentences" / f"{s['shard']}.parquet"), str(bp_path)))
+    bar = tqdm(total=len(tasks), desc="finalize", unit="shard", disable=True if progress is False else None)
+    # Per shard, so the step that touches every sentence spreads over the cluster too.
+    for f in run_shards(finalize_file, tasks, executor=executor, workers=cfg.workers, address=address):
         drops["boilerplate_sentence"] += f["boilerplate_sentence"]
         drops["boilerplate_section_sentence"] += f["boilerplate_section_sentence"]
         total += f["kept"]
+        bar.update(1)
+    bar.close()
     # A final shard from an input that is no longer listed must not leak into later stages.
     for stale in (out / "sentences").glob("*.parquet"):
         if stale.stem not in keep_names:

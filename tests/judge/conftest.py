@@ -31,15 +31,26 @@ def shaped_answer(system: str, accept: bool) -> str:
     """A valid answer in the JSON shape the system prompt asks for."""
     if "is_problem_valid" in system:
         v = "True" if accept else "False"
-        return json.dumps({
-            "is_problem_valid": {"is_valid": "True", "reason": "ok"},
-            "is_solution_valid": {"is_valid": v, "reason": "ok"},
-            "match_evaluation": {"is_match": v, "reason": "fake"},
-        })
+        return json.dumps(
+            {
+                "is_problem_valid": {"is_valid": "True", "reason": "ok"},
+                "is_solution_valid": {"is_valid": v, "reason": "ok"},
+                "match_evaluation": {"is_match": v, "reason": "fake"},
+            }
+        )
     if '"winner"' in system:
         return json.dumps({"winner": "A" if accept else "B", "confidence": 0.8, "reason": "fake"})
     if '"markers"' in system:
-        return json.dumps({"markers": ["to counter this issue", "To Fix This Flaw,", "however"]})
+        return json.dumps(
+            {
+                "markers": [
+                    "to thwart this quirk",
+                    "To Defuse This Quirk,",
+                    "however",
+                    "to counter this issue",
+                ]
+            }
+        )
     if '"label"' in system:
         return json.dumps({"label": accept, "rationale": "fake", "confidence": "high"})
     return json.dumps({"decision": accept, "confidence": 0.9, "reason": "fake"})
@@ -86,12 +97,21 @@ class FakeOpenAI:
             content = "Sure! Here is my verdict: {oops"
         else:
             content = self.responder(system, user)
-        usage = {"prompt_tokens": (len(system) + len(user)) // 4, "completion_tokens": len(content) // 4}
+        usage = {
+            "prompt_tokens": (len(system) + len(user)) // 4,
+            "completion_tokens": len(content) // 4,
+        }
         return 200, {
             "id": f"chatcmpl-{n}",
             "object": "chat.completion",
             "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
             "usage": usage,
         }
 
@@ -116,18 +136,30 @@ class FakeOpenAI:
                     self._send(code, obj)
                 elif self.path == "/v1/files":
                     data = self._body()
-                    m = re.search(rb'name="file"[^\r\n]*\r\n(?:[^\r\n]+\r\n)*\r\n(.*?)\r\n--', data, re.S)
+                    m = re.search(
+                        rb'name="file"[^\r\n]*\r\n(?:[^\r\n]+\r\n)*\r\n(.*?)\r\n--', data, re.S
+                    )
                     fid = f"file-{len(fake.files)}"
                     fake.files[fid] = m.group(1)
                     self._send(200, {"id": fid, "object": "file", "purpose": "batch"})
                 elif self.path == "/v1/batches":
                     req = json.loads(self._body())
-                    lines = [json.loads(x) for x in fake.files[req["input_file_id"]].decode().splitlines() if x]
+                    lines = [
+                        json.loads(x)
+                        for x in fake.files[req["input_file_id"]].decode().splitlines()
+                        if x
+                    ]
                     out = []
                     for ln in lines:
                         code, obj = fake.answer(ln["body"])
-                        out.append({"id": "r", "custom_id": ln["custom_id"],
-                                    "response": {"status_code": code, "body": obj}, "error": None})
+                        out.append(
+                            {
+                                "id": "r",
+                                "custom_id": ln["custom_id"],
+                                "response": {"status_code": code, "body": obj},
+                                "error": None,
+                            }
+                        )
                     random.Random(len(fake.batches)).shuffle(out)  # results come back in any order
                     ofid = f"file-out-{len(fake.batches)}"
                     fake.files[ofid] = "".join(json.dumps(o) + "\n" for o in out).encode()
@@ -169,34 +201,108 @@ def make_benchmark(build_out: Path) -> None:
     d = build_out / "benchmark" / "test"
     rows = [
         # query_id, relation, marker, query text, gold id, gold text, paper
-        ("qa1", "address", "to address this issue", "Training is unstable good.", "ca1", "We clip gradients good.", "P1"),
-        ("qa2", "address", "to address this issue", "Models overfit.", "ca2", "We use dropout.", "P2"),
-        ("qa3", "address", "to address", "Memory is scarce good.", "ca3", "We quantize half good.", "P3"),
+        (
+            "qa1",
+            "address",
+            "to address this issue",
+            "Training is unstable good.",
+            "ca1",
+            "We clip gradients good.",
+            "P1",
+        ),
+        (
+            "qa2",
+            "address",
+            "to address this issue",
+            "Models overfit.",
+            "ca2",
+            "We use dropout.",
+            "P2",
+        ),
+        (
+            "qa3",
+            "address",
+            "to address",
+            "Memory is scarce good.",
+            "ca3",
+            "We quantize half good.",
+            "P3",
+        ),
         ("qa4", "address", "to address", "Labels are noisy.", "ca4", "We relabel good.", "P4"),
-        ("qs1", "specify", "for example", "Many tasks exist good.", "cs1", "Translation good.", "P5"),
+        (
+            "qs1",
+            "specify",
+            "for example",
+            "Many tasks exist good.",
+            "cs1",
+            "Translation good.",
+            "P5",
+        ),
         ("qs2", "specify", "for example", "Methods vary.", "cs2", "SGD, Adam.", "P6"),
-        ("qs3", "specify", "specifically", "Gains are large good.", "cs3", "Up 3 points good.", "P7"),
-        ("qb1", "broaden", "more generally", "Dropout helps good.", "cb1", "Regularization helps good.", "P8"),
+        (
+            "qs3",
+            "specify",
+            "specifically",
+            "Gains are large good.",
+            "cs3",
+            "Up 3 points good.",
+            "P7",
+        ),
+        (
+            "qb1",
+            "broaden",
+            "more generally",
+            "Dropout helps good.",
+            "cb1",
+            "Regularization helps good.",
+            "P8",
+        ),
         ("qb2", "broaden", "more generally", "X is fast.", "cb2", "Y is slow.", "P9"),
     ]
-    queries = pa.table({
-        "query_id": [r[0] for r in rows], "text": [r[3] for r in rows], "relation": [r[1] for r in rows],
-        "marker": [r[2] for r in rows], "paper_id": [r[6] for r in rows], "year": [2025] * len(rows),
-        "section_category": ["introduction"] * len(rows), "gold_id": [r[4] for r in rows],
-    }, schema=QUERIES)
-    extra = [("cx1", "An unrelated good remedy.", "P9"), ("cx2", "Nothing here.", "P1"),
-             ("cx3", "Another maybe remedy.", "P2")]
+    queries = pa.table(
+        {
+            "query_id": [r[0] for r in rows],
+            "text": [r[3] for r in rows],
+            "relation": [r[1] for r in rows],
+            "marker": [r[2] for r in rows],
+            "paper_id": [r[6] for r in rows],
+            "year": [2025] * len(rows),
+            "section_category": ["introduction"] * len(rows),
+            "gold_id": [r[4] for r in rows],
+        },
+        schema=QUERIES,
+    )
+    extra = [
+        ("cx1", "An unrelated good remedy.", "P9"),
+        ("cx2", "Nothing here.", "P1"),
+        ("cx3", "Another maybe remedy.", "P2"),
+    ]
     cids = [r[4] for r in rows] + [e[0] for e in extra]
     ctexts = [r[5] for r in rows] + [e[1] for e in extra]
     cpapers = [r[6] for r in rows] + [e[2] for e in extra]
     n = len(cids)
-    cands = pa.table({
-        "candidate_id": cids, "text": ctexts, "paper_id": cpapers, "year": [2025] * n,
-        "section_category": ["method"] * n, "origin": ["address"] * n, "marker": [""] * n,
-        "paragraph_idx": [0] * n, "sentence_idx": [1] * n,
-    }, schema=CANDIDATES)
-    qrels = pa.table({"query_id": [r[0] for r in rows], "candidate_id": [r[4] for r in rows],
-                      "relevance": [1] * len(rows)}, schema=QRELS)
+    cands = pa.table(
+        {
+            "candidate_id": cids,
+            "text": ctexts,
+            "paper_id": cpapers,
+            "year": [2025] * n,
+            "section_category": ["method"] * n,
+            "origin": ["address"] * n,
+            "marker": [""] * n,
+            "paragraph_idx": [0] * n,
+            "sentence_idx": [1] * n,
+        },
+        schema=CANDIDATES,
+    )
+    qrels = pa.table(
+        {
+            "query_id": [r[0] for r in rows],
+            "candidate_id": [r[4] for r in rows],
+            "relevance": [1] * len(rows),
+        },
+        schema=QRELS,
+    )
     for name, t in (("queries", queries), ("candidates", cands), ("qrels", qrels)):
         write_parquet_atomic(d / f"{name}.parquet", t)
 
@@ -208,5 +314,7 @@ def bench_config(tmp_path):
 
     make_benchmark(tmp_path / "run")
     cfg_path = tmp_path / "ratio.toml"
-    cfg_path.write_text('[build]\nout = "run"\nseed = 13\n[judge]\nbackend = "openai"\nmax_retries = 1\nbackoff_s = 0.0\n')
+    cfg_path.write_text(
+        '[build]\nout = "run"\nseed = 13\n[judge]\nbackend = "openai"\nmax_retries = 1\nbackoff_s = 0.0\n'
+    )
     return load_config(cfg_path)

@@ -21,7 +21,9 @@ from tests.judge.conftest import shaped_answer
 
 def _split_responder(system: str, user: str) -> str:
     strict = "Execute the steps in order" in system
-    ok = ("good" in user and "half" not in user) or (("half" in user or "maybe" in user) and not strict)
+    ok = ("good" in user and "half" not in user) or (
+        ("half" in user or "maybe" in user) and not strict
+    )
     return shaped_answer(system, ok)
 
 
@@ -45,7 +47,11 @@ def test_silver_keeps_pairs_both_prompts_accept(bench_config, fake_openai):
     assert sorted(res.kept["specify"]) == ["qs1", "qs3"] and res.kept["broaden"] == ["qb1"]
     rep = res.report["relations"]["address"]
     assert rep["sampled"] == 4 and rep["kept_fraction"] == 0.5
-    assert rep["markers"]["to address this issue"] == {"sampled": 2, "kept": 1, "kept_fraction": 0.5}
+    assert rep["markers"]["to address this issue"] == {
+        "sampled": 2,
+        "kept": 1,
+        "kept_fraction": 0.5,
+    }
     assert rep["prompts"]["silver/address/minimal-v2"]["accepted"] == 3
     assert rep["prompts"]["silver/address/ordered-v2"]["accepted"] == 2
     # the silver split loads like any benchmark split, pool = the test pool
@@ -56,9 +62,15 @@ def test_silver_keeps_pairs_both_prompts_accept(bench_config, fake_openai):
     assert silver.candidates.num_rows == load_benchmark(build_out, "test").candidates.num_rows
     j = pq.read_table(silver.directory / "judgments.parquet")
     assert j.num_rows == 18 and j["valid"].to_pylist() == [True] * 18
-    assert "judge.silver" in pq.read_schema(silver.directory / "queries.parquet").metadata[b"ratio.stage"].decode()
+    assert (
+        "judge.silver"
+        in pq.read_schema(silver.directory / "queries.parquet").metadata[b"ratio.stage"].decode()
+    )
     # the pairs went in as "query. Marker, gold"
-    assert "Training is unstable good. To address this issue, we clip gradients good." in fake_openai.per_message
+    assert (
+        "Training is unstable good. To address this issue, we clip gradients good."
+        in fake_openai.per_message
+    )
     calls = fake_openai.chat_calls
     build_silver(bench_config, _judge(bench_config, fake_openai))  # rerun: all cached
     assert fake_openai.chat_calls == calls
@@ -68,23 +80,33 @@ def _write_runs(cfg, tmp_path):
     from ratio.metrics import Run
     from ratio.metrics.trec import write_run
 
-    tuned = Run.from_dict({
-        "qa1": {"ca1": 3.0, "cx1": 2.0, "cx3": 1.5, "cx2": 1.0},
-        "qa2": {"cx2": 2.0, "ca2": 1.0},
-        "qa3": {"cx2": 1.0, "cx1": 0.5},
-        "qa4": {"cx1": 1.0, "ca4": 0.9},
-    }, name="tuned")
+    tuned = Run.from_dict(
+        {
+            "qa1": {"ca1": 3.0, "cx1": 2.0, "cx3": 1.5, "cx2": 1.0},
+            "qa2": {"cx2": 2.0, "ca2": 1.0},
+            "qa3": {"cx2": 1.0, "cx1": 0.5},
+            "qa4": {"cx1": 1.0, "ca4": 0.9},
+        },
+        name="tuned",
+    )
     base = Run.from_dict({q: {"cx2": 1.0} for q in ("qa1", "qa2", "qa3", "qa4")}, name="base")
-    return write_run(tuned, tmp_path / "tuned.address.trec"), write_run(base, tmp_path / "base.address.trec")
+    return write_run(tuned, tmp_path / "tuned.address.trec"), write_run(
+        base, tmp_path / "base.address.trec"
+    )
 
 
 def test_topk_hard_soft_metrics_and_discovered_positives(bench_config, fake_openai, tmp_path):
     from ratio.judge.topk import judge_topk
 
     pt, pb = _write_runs(bench_config, tmp_path)
-    res = judge_topk(bench_config, _judge(bench_config, fake_openai, _candidate_responder),
-                     {"tuned": pt, "base": pb},
-                     "address", split="test", n_queries=4)
+    res = judge_topk(
+        bench_config,
+        _judge(bench_config, fake_openai, _candidate_responder),
+        {"tuned": pt, "base": pb},
+        "address",
+        split="test",
+        n_queries=4,
+    )
     t = res.report["systems"]["tuned"]
     # accepted (hard): qa1 -> ca1, cx1; qa3 -> cx1; qa4 -> cx1, ca4 ("good" texts); soft adds cx3 ("maybe")
     assert t["hard"]["hit_rate@10"] == pytest.approx(0.75)
@@ -99,7 +121,10 @@ def test_topk_hard_soft_metrics_and_discovered_positives(bench_config, fake_open
     assert t["gold"]["mrr@10"] == pytest.approx((1 + 0.5 + 0 + 0.5) / 4)
     assert (res.out_dir / "report.md").read_text().count("| tuned |") >= 5
     # the judge never saw rank or system: same (q, c) for both systems is one request
-    assert len({(r.task.query_id, r.task.candidate_id, r.task.prompt.id) for r in res.results}) == fake_openai.chat_calls
+    assert (
+        len({(r.task.query_id, r.task.candidate_id, r.task.prompt.id) for r in res.results})
+        == fake_openai.chat_calls
+    )
 
 
 def test_pairwise_both_orders(bench_config, fake_openai, tmp_path):
@@ -110,12 +135,19 @@ def test_pairwise_both_orders(bench_config, fake_openai, tmp_path):
     cfg.judge.base_url = fake_openai.base_url
 
     def prefers_good_list(system, user):
-        a, _, b = user.partition("Candidate List B:")
+        a, _, b = user.partition("Candidate List A:")[2].partition("Candidate List B:")
         return shaped_answer(system, a.count("good") >= b.count("good"))
 
     fake_openai.responder = prefers_good_list
-    res = judge_pairwise(cfg, open_judge(cfg, progress=False), ("tuned", pt), ("base", pb), "address",
-                         split="test", n_queries=4)
+    res = judge_pairwise(
+        cfg,
+        open_judge(cfg, progress=False),
+        ("tuned", pt),
+        ("base", pb),
+        "address",
+        split="test",
+        n_queries=4,
+    )
     r = res.report
     assert r["n_queries"] == 4 and r["invalid"] == 0
     # qa2: neither list has "good" -> A both times -> unstable; the other three prefer tuned
@@ -135,14 +167,29 @@ def test_calibrate_scores_prompts_against_labels(bench_config, fake_openai, tmp_
     ]
     with open(labels, "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["item_id", "relation", "query_id", "candidate_id", "query", "marker", "candidate", "annotator", "label"])
+        w.writerow(
+            [
+                "item_id",
+                "relation",
+                "query_id",
+                "candidate_id",
+                "query",
+                "marker",
+                "candidate",
+                "annotator",
+                "label",
+            ]
+        )
         for q, qt, ct, l1, l2 in rows:
             w.writerow([q, "address", q, "c" + q[1:], qt, "to address this", ct, "ann1", l1])
             w.writerow([q, "address", q, "c" + q[1:], qt, "to address this", ct, "ann2", l2])
         w.writerow(["qa9", "address", "qa9", "ca9", "x", "y", "z", "ann1", "s"])
     rep = calibrate(bench_config, _judge(bench_config, fake_openai), labels, reference="ann1")
     e = rep["relations"]["address"]
-    assert e["n_units"] == 4 and set(e["prompts"]) == {"silver/address/minimal-v2", "silver/address/ordered-v2"}
+    assert e["n_units"] == 4 and set(e["prompts"]) == {
+        "silver/address/minimal-v2",
+        "silver/address/ordered-v2",
+    }
     lenient = e["prompts"]["silver/address/minimal-v2"]["single"]  # accepts qa1, qa3, qa4 == ann1
     assert lenient["f1"] == 1.0 and lenient["kappa"] == 1.0
     assert e["kept"][0] == "silver/address/minimal-v2"
@@ -155,17 +202,18 @@ def test_markers_expand_grade_and_write_loadable_lexicon(bench_config, fake_open
     from ratio.lexicon import load_lexicon
 
     judge = _judge(bench_config, fake_openai)
-    fake_openai.responder = lambda s, u: shaped_answer(s, "fix" in u or "counter" in u)
+    fake_openai.responder = lambda s, u: shaped_answer(s, "thwart" in u or "defuse" in u)
     lex = load_lexicon()
     new = lexicon_llm.expand(judge, lex, "address", n=5)
-    assert "to counter this issue" in new and "to fix this flaw" in new and "however" not in new
+    # normalized; markers the lexicon already has (under any relation) are not "new"
+    assert new == ["to thwart this quirk", "to defuse this quirk"]
     graded = lexicon_llm.grade(judge, "address", new)
     summary = lexicon_llm.write_llm_lexicon(graded, lex, tmp_path / "lex", "fake-model")
     assert summary["kept"] == 2
     merged = load_lexicon(extra=[tmp_path / "lex" / "lexicon-llm.tsv"])
-    assert merged.relation_of("to counter this issue") == "address"
+    assert merged.relation_of("to thwart this quirk") == "address"
     assert len(merged) == len(lex) + 2
-    assert {e.source for e in merged.entries if e.marker == "to fix this flaw"} == {"llm"}
+    assert {e.source for e in merged.entries if e.marker == "to defuse this quirk"} == {"llm"}
 
 
 def test_annotation_server_round_trip(bench_config, tmp_path):
@@ -185,11 +233,17 @@ def test_annotation_server_round_trip(bench_config, tmp_path):
         assert "keydown" in page
         st = json.loads(urllib.request.urlopen(base + "/api/state").read())
         first = st["item"]["item_id"]
-        req = urllib.request.Request(base + "/api/label", data=json.dumps({"item_id": first, "label": "y"}).encode(),
-                                     method="POST", headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            base + "/api/label",
+            data=json.dumps({"item_id": first, "label": "y"}).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
         st2 = json.loads(urllib.request.urlopen(req).read())
         assert st2["done"] == 1 and st2["item"]["item_id"] != first
-        bad = urllib.request.Request(base + "/api/label", data=b'{"item_id": "x", "label": "q"}', method="POST")
+        bad = urllib.request.Request(
+            base + "/api/label", data=b'{"item_id": "x", "label": "q"}', method="POST"
+        )
         with pytest.raises(urllib.error.HTTPError):
             urllib.request.urlopen(bad)
     finally:
@@ -200,3 +254,19 @@ def test_annotation_server_round_trip(bench_config, tmp_path):
     assert [(g["item_id"], g["annotator"], g["label"]) for g in got] == [(first, "me", "y")]
     assert AnnotationStore(rows, labels, "me").state()["done"] == 1  # resumes
     assert AnnotationStore(rows, labels, "you").state()["done"] == 0
+
+
+def test_cli_silver_and_topk(bench_config, fake_openai, tmp_path):
+    from typer.testing import CliRunner
+
+    from ratio.cli import app
+
+    cfg = tmp_path / "ratio.toml"
+    common = ["-c", str(cfg), "--backend", "openai", "--base-url", fake_openai.base_url]
+    r = CliRunner().invoke(app, ["judge", "silver", *common, "--n", "address=2", "-r", "address"])
+    assert r.exit_code == 0, r.output
+    assert "address: kept" in r.output and "judgments/s" in r.output
+    pt, _ = _write_runs(bench_config, tmp_path)
+    r = CliRunner().invoke(app, ["judge", "topk", f"tuned={pt}", *common, "-r", "address", "--split", "test"])
+    assert r.exit_code == 0, r.output
+    assert "Hard agreement" in r.output

@@ -36,7 +36,9 @@ def test_topk_prompts_apply_the_two_i3_changes():
     for rel in RELATIONS:
         for name in DEFAULT_PAIR[rel]:
             silver, topk = get_prompt(f"silver/{rel}/{name}"), get_prompt(f"topk/{rel}/{name}")
-            assert "You are given s1 – a query sentence, and s2 – a candidate sentence." in topk.system
+            assert (
+                "You are given s1 – a query sentence, and s2 – a candidate sentence." in topk.system
+            )
             assert "connecting phrase" not in topk.system and "connecting term" not in topk.system
             assert "connecting" in silver.system
             assert topk.shape == silver.shape and topk.fields == ("query", "candidate")
@@ -68,14 +70,23 @@ def test_parsers_validate_shapes():
     with pytest.raises(InvalidResponse):
         ps.parse(json.dumps({"decision": True}))
     dec = get_prompt("silver/specify/anchor-compact")
-    assert dec.parse('```json\n{"decision": false, "confidence": 0.7, "reason": "x"}\n```')["accepted"] is False
+    assert (
+        dec.parse('```json\n{"decision": false, "confidence": 0.7, "reason": "x"}\n```')["accepted"]
+        is False
+    )
     with pytest.raises(InvalidResponse):
         dec.parse('{"decision": "maybe"}')
     with pytest.raises(InvalidResponse):
         dec.parse('{"decision": true, "confidence": 7}')
     mk = get_prompt("markers/address")
-    assert mk.parse('{"label": true, "rationale": "r", "confidence": "medium"}')["grade"] == "weak-true"
-    assert mk.parse('{"label": true, "rationale": "r", "confidence": "high"}')["grade"] == "strong-true"
+    assert (
+        mk.parse('{"label": true, "rationale": "r", "confidence": "medium"}')["grade"]
+        == "weak-true"
+    )
+    assert (
+        mk.parse('{"label": true, "rationale": "r", "confidence": "high"}')["grade"]
+        == "strong-true"
+    )
     win = get_prompt("pairwise/broaden")
     assert win.parse('{"winner": "tie", "confidence": 0.5, "reason": "r"}')["winner"] == "tie"
     with pytest.raises(InvalidResponse):
@@ -100,6 +111,8 @@ def test_derivation_edit_that_no_longer_matches_is_an_error(tmp_path):
 def test_silver_input_format():
     s = silver_pair_text("Models overfit", "to address this issue", "We use dropout.")
     assert s == "Models overfit. To address this issue, we use dropout."
-    assert silver_pair_text("A.", "for example", "GPT-4 does X.").endswith("For example, GPT-4 does X.")
+    assert silver_pair_text("A.", "for example", "GPT-4 does X.").endswith(
+        "For example, GPT-4 does X."
+    )
     p = get_prompt("silver/broaden/relaxed")
     assert p.render(pair=s).startswith("Input:\n")

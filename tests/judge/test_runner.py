@@ -12,7 +12,9 @@ from ratio.judge.runner import Judge, Task, results_table
 PRICES = {"fake-model": {"input": 2.0, "output": 8.0}}
 
 
-def _judge(fake, tmp_path, *, batch=False, concurrency=4, max_retries=2, sleeps=None, name="c.sqlite"):
+def _judge(
+    fake, tmp_path, *, batch=False, concurrency=4, max_retries=2, sleeps=None, name="c.sqlite"
+):
     cls = OpenAIBatchBackend if batch else OpenAIChatBackend
     backend = cls(fake.base_url, "fake-model", "sk-test", timeout_s=10, concurrency=concurrency)
     return Judge(
@@ -109,7 +111,9 @@ def test_interrupted_batch_is_polled_not_resubmitted(fake_openai, tmp_path):
         raise KeyboardInterrupt
 
     backend = OpenAIBatchBackend(fake_openai.base_url, "fake-model", "k", timeout_s=10)
-    j = Judge(backend, JudgmentCache(tmp_path / "b.sqlite"), poll_s=0, progress=False, sleep=interrupt)
+    j = Judge(
+        backend, JudgmentCache(tmp_path / "b.sqlite"), poll_s=0, progress=False, sleep=interrupt
+    )
     with pytest.raises(KeyboardInterrupt):
         j.run(_tasks("a good", "b"))
     assert len(fake_openai.batches) == 1

@@ -8,7 +8,12 @@ import random
 import pytest
 
 from ratio.judge.anaphora import anaphora_table, has_anaphor
-from ratio.judge.calibrate import binary_scores, cohen_kappa, krippendorff_alpha_nominal, panel_scores
+from ratio.judge.calibrate import (
+    binary_scores,
+    cohen_kappa,
+    krippendorff_alpha_nominal,
+    panel_scores,
+)
 from ratio.judge.pairwise import FIRST, SECOND, aggregate, verdict_system
 from ratio.judge.topk import judged_metrics, rank_biserial_mannwhitney, retriever_judge_agreement
 from ratio.metrics import Run

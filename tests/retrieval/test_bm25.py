@@ -146,6 +146,26 @@ def test_save_load_round_trip(tmp_path):
     np.testing.assert_allclose(loaded.search(QUERIES, 4).scores, before.scores, rtol=1e-6)
 
 
+def test_load_in_a_fresh_process(tmp_path):
+    """Loading must not depend on the retriever module having been imported already."""
+    import subprocess
+    import sys
+
+    r = BM25Retriever(backend="sparse")
+    r.index(IDS, DOCS)
+    r.save(tmp_path / "idx")
+    code = (
+        "import sys; from ratio.retrieval.base import Retriever; "
+        "r = Retriever.load(sys.argv[1]); r.backend = 'sparse'; "
+        "print(r.kind, r.search(['graph neural networks'], 1).ids[0, 0])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "idx")], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["bm25", "c03"]
+
+
 def test_k_larger_than_pool_and_errors(tmp_path):
     r = BM25Retriever(backend="sparse")
     with pytest.raises(RetrievalError):

@@ -104,7 +104,9 @@ def test_three_moves_screenshot_and_export(page, tmp_path):
     )
     page.locator("details.options summary").click()
     page.locator("#k").select_option("5")
-    page.locator("details.options summary").click()  # fold the options again: more results on screen
+    page.locator(
+        "details.options summary"
+    ).click()  # fold the options again: more results on screen
     page.locator("#go").click()
     page.wait_for_selector(".columns section.column >> nth=2")
     shot = tmp_path / "serve.png"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -9,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow.parquet as pq
 import pytest
 
+from ratio.config import load_config
 from ratio.serve.engine import (
     MOVES,
     SearchEngine,
@@ -200,3 +202,36 @@ def test_trained_model_is_each_moves_default(tmp_path, tiny_config):
     assert hyb["retriever"] == "hybrid" and hyb["note"] is None  # fuses BM25 with the trained model
     with pytest.raises(UnknownRetrieverError, match="trained moves: address"):
         eng.search("x", "specify", retriever="trained")
+
+
+def test_training_layout_prefix_and_a_model_worse_than_baseline(tmp_path, tiny_config):
+    """<train.out>/<move>/best with the training stage's records: the prefix setup is read
+    from ratio_training.json; a model that lost to its baseline is not the ``auto`` choice."""
+    from ratio.serve.engine import find_trained
+    from tests.serve.conftest import STATIC_MODEL
+    from tests.serve.tinyrun import MODELS
+
+    cfg_dir = tmp_path / "layout"
+    shutil.copytree(tiny_config.parent, cfg_dir, ignore=shutil.ignore_patterns("serve"))
+    root = cfg_dir / "run/models/all-MiniLM-L6-v2-generic"  # train.out's default for this config
+    for move, (tuned, base) in {"specify": (0.05, 0.08), "broaden": (0.2, 0.1)}.items():
+        (root / move).mkdir(parents=True)
+        (root / move / "best").symlink_to(MODELS / STATIC_MODEL, target_is_directory=True)
+        sel = {
+            "selected_trial": 0,
+            "trials": [{"trial": 0, "val_mrr@10": tuned, "baseline_val_mrr@10": base}],
+        }
+        (root / move / "selection.json").write_text(json.dumps(sel))
+    found = find_trained(load_config(cfg_dir / "config.toml"))
+    assert sorted(found) == ["broaden", "specify"]
+    assert found["specify"].worse_than_baseline and not found["broaden"].worse_than_baseline
+    assert found["broaden"].prefix == "generic"  # train.prefix (no ratio_training.json here)
+
+    eng = SearchEngine.open(cfg_dir / "config.toml", split="test")
+    assert eng.info()["per_move"] == {"address": "bm25", "broaden": "trained", "specify": "bm25"}
+    row = eng.pool.rows([2])[0]
+    assert eng.search(row["text"], "specify", 3, retriever="trained")["retriever"] == "trained"
+    res = eng.search(row["text"], "broaden", 3)
+    assert (
+        res["retriever"] == "trained" and res["results"][0]["candidate_id"] == row["candidate_id"]
+    )

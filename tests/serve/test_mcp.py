@@ -52,6 +52,7 @@ async def _session(config, calls):
                 return tools, results
 
 
+@pytest.mark.slow
 def test_mcp_client_lists_tools_and_calls_moves(tiny_config):
     statement = "One-run privacy auditing may fail to recover the true privacy parameter."
     calls = [

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from schemathesis import GenerationMode  # noqa: E402
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
 def test_api_honours_its_openapi_contract(app, mode):
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)

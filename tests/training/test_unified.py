@@ -35,4 +35,4 @@ def test_unified_model_trains_on_all_relations_and_compares(tmp_path, static_mod
     ]
     md = (tmp_path / "cmp" / "results.md").read_text()
     assert "Unified" in md and "Baseline" in md
-    assert all(r["pool_size"] == 36 + 20 for r in out.rows)  # the test split's full pool
+    assert all(r["pool_size"] == 16 + 20 for r in out.rows)  # the test split's full pool

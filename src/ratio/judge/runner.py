@@ -439,6 +439,9 @@ class Judge:
                 cached=True,
             )
         todo = [(k, t) for k, t in first.items() if k not in results]
+        # grouped by prompt, consecutive requests share the long system prefix, which
+        # llama.cpp (KV cache) and hosted APIs (prompt caching) reuse instead of re-reading
+        todo.sort(key=lambda kt: kt[1].prompt.id)
         with tqdm(total=len(todo), desc=desc, disable=None if self.progress else True) as bar:
             if todo:
                 if isinstance(self.backend, OpenAIBatchBackend):

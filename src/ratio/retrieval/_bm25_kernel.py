@@ -51,7 +51,9 @@ def _sift_up(hv, hd, pos):  # pragma: no cover - jitted
 
 
 @njit(cache=True, nogil=True)
-def retrieve_topk(indptr, indices, data, num_docs, q_ptr, q_ids, k, out_idx, out_val):  # pragma: no cover - jitted
+def retrieve_topk(
+    indptr, indices, data, num_docs, q_ptr, q_ids, k, out_idx, out_val
+):  # pragma: no cover - jitted
     # All weights are > 0 (checked by the caller), so a zero score marks an untouched doc.
     scores = np.zeros(num_docs, dtype=np.float32)
     touched = np.empty(num_docs, dtype=np.int64)

@@ -205,8 +205,9 @@ class BM25Retriever(Retriever):
             self.model.backend = "numba"
             res = self.model.retrieve(token_lists, k=k, show_progress=False)
             keep = res.scores > 0
-            ids = np.where(keep, self.doc_ids[res.documents], "")
-            return SearchResult(ids, np.where(keep, res.scores, -np.inf).astype(np.float32))
+            scores = res.scores.astype(np.float32, copy=False)
+            scores[~keep] = -np.inf
+            return SearchResult(self.lookup_ids(res.documents, keep), scores)
         if n and k and backend == "numba":
             return self._search_numba(token_lists, k)
         return self.search_tokens_sparse(token_lists, k)
@@ -216,14 +217,14 @@ class BM25Retriever(Retriever):
         k = self._top_k(k)
         n = len(token_lists)
         matrix = self._term_matrix()
-        all_ids = np.full((n, k), "", dtype=self.doc_ids.dtype)
+        all_ids = np.full((n, k), "", dtype=object)
         all_scores = np.full((n, k), -np.inf, dtype=np.float32)
         for start in range(0, n, self.batch_size):
             batch = token_lists[start : start + self.batch_size]
             dense = (self._token_matrix(batch) @ matrix).toarray()
             idx, vals = top_k_rows(dense, k)
             keep = vals > 0
-            all_ids[start : start + len(batch)] = np.where(keep, self.doc_ids[idx], "")
+            all_ids[start : start + len(batch)] = self.lookup_ids(idx, keep)
             all_scores[start : start + len(batch)] = np.where(keep, vals, -np.inf)
         return SearchResult(all_ids, all_scores)
 
@@ -253,9 +254,7 @@ class BM25Retriever(Retriever):
             out_idx,
             out_val,
         )
-        found = out_idx >= 0
-        doc_ids = np.where(found, self.doc_ids[np.maximum(out_idx, 0)], "")
-        return SearchResult(doc_ids, out_val)
+        return SearchResult(self.lookup_ids(out_idx, out_idx >= 0), out_val)
 
     def _save(self, directory: Path) -> None:
         self.model.save(str(directory / "bm25s"), show_progress=False)

@@ -63,7 +63,7 @@ class EmbeddingCache:
             shard_no = len(self._shards)
             self._shards.append(vecs)
             for row, k in enumerate(keys):
-                self._index.setdefault(bytes(k), (shard_no, row))
+                self._index.setdefault(k.tobytes(), (shard_no, row))
             self._seen.add(stem)
 
     def __len__(self) -> int:
@@ -86,7 +86,8 @@ class EmbeddingCache:
         with atomic_path(self.dir / f"{stem}.vec.npy") as tmp:
             with open(tmp, "wb") as fh:
                 np.save(fh, np.ascontiguousarray(vecs, dtype=np.float32))
-        key_arr = np.frombuffer(b"".join(keys), dtype=f"S{KEY_BYTES}")
+        # uint8 rows, not NumPy "S16": fixed-width bytes strip trailing NULs on read.
+        key_arr = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), KEY_BYTES)
         with atomic_path(self.dir / f"{stem}.keys.npy") as tmp:
             with open(tmp, "wb") as fh:
                 np.save(fh, key_arr)

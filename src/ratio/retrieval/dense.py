@@ -242,8 +242,9 @@ class DenseRetriever(Retriever):
             )
         scores, idx = self.faiss_index.search(np.ascontiguousarray(q, dtype=np.float32), k)
         valid = idx >= 0  # HNSW may return fewer than k
-        ids = np.where(valid, self.doc_ids[np.where(valid, idx, 0)], "")
-        return SearchResult(ids, np.where(valid, scores, -np.inf).astype(np.float32))
+        scores = scores.astype(np.float32, copy=False)
+        scores[~valid] = -np.inf
+        return SearchResult(self.lookup_ids(idx, valid), scores)
 
     def _save(self, directory: Path) -> None:
         import faiss

@@ -10,8 +10,8 @@ memory-mapped sorted id array, and reads those rows.
 
 Retriever indexes are saved next to the pool file and reloaded memory-mapped,
 so a server restart takes seconds. Each move uses its trained model when one
-exists (``<build.out>/models/<relation>/best``), else the configured baseline;
-BM25, dense and hybrid can be chosen per request.
+exists (see :func:`find_trained`), else the configured baseline; BM25, dense and
+hybrid can be chosen per request.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ MAX_K = 100
 MAX_QUERY_CHARS = 10_000
 POOL_VERSION = "2"  # bump when the pool file's columns or their derivation change
 SOURCES = ("benchmark", "sentences")
+PREFIXES = ("none", "generic", "recommended")
 DEFAULT_DENSE_MODEL = "all-MiniLM-L6-v2"
 AUTO = "auto"
 # What counts as blank around a query: ASCII whitespace only, so the rule is the same in
@@ -457,6 +458,56 @@ def _slug(s: str) -> str:
     return keep.strip("._")[:60] or "system"
 
 
+@dataclass
+class TrainedModel:
+    """A move's fine-tuned model as the training stage left it."""
+
+    path: Path
+    prefix: str = "none"  # prefix setup it was trained with (none | generic | recommended)
+    worse_than_baseline: bool = False  # its validation score lost to the untuned base model
+
+
+def find_trained(cfg: RunConfig) -> dict[str, TrainedModel]:
+    """Each move's trained model: ``<train.out>/<move>/best`` (the training stage's layout,
+    ``<build.out>/models/<base>-<prefix>`` by default), else ``<build.out>/models/<move>/best``.
+
+    The prefix setup comes from the model's ``ratio_training.json`` (else ``train.prefix``).
+    A model whose selection record shows it scoring below the untuned baseline on validation
+    is kept (``retriever="trained"`` still reaches it) but not used by ``auto``.
+    """
+    roots = []
+    try:
+        from ratio.training.data import out_dir
+
+        roots.append(out_dir(cfg))
+    except ImportError:  # training extra not installed
+        pass
+    roots.append(cfg.resolve(cfg.build.out) / "models")
+    found: dict[str, TrainedModel] = {}
+    for move in MOVES:
+        for root in roots:
+            d = root / move / "best"
+            if not ((d / "modules.json").is_file() or (d / "config.json").is_file()):
+                continue
+            prefix, worse = cfg.train.prefix, False
+            try:
+                meta = json.loads((d / "ratio_training.json").read_text())
+                prefix = meta.get("signature", {}).get("prefix", prefix)
+            except (OSError, ValueError):
+                pass
+            try:
+                sel = json.loads((root / move / "selection.json").read_text())
+                trial = next(t for t in sel["trials"] if t["trial"] == sel["selected_trial"])
+                tuned = [v for k, v in trial.items() if k.startswith("val_")]
+                base = [v for k, v in trial.items() if k.startswith("baseline_val_")]
+                worse = bool(tuned and base and tuned[0] is not None and tuned[0] < base[0])
+            except (OSError, ValueError, KeyError, StopIteration, TypeError):
+                pass
+            found[move] = TrainedModel(d, prefix if prefix in PREFIXES else "none", worse)
+            break
+    return found
+
+
 class SearchEngine:
     """Ranked, filtered, context-enriched search over one candidate pool, per ideation move."""
 
@@ -468,15 +519,13 @@ class SearchEngine:
         *,
         systems: dict[str, SystemConfig],
         default: str = "bm25",
-        trained: dict[str, Path] | None = None,
-        trained_prefix: str = "none",
+        trained: dict[str, TrainedModel] | None = None,
         index_root: Path | None = None,
     ) -> None:
         self.pool = pool
         self.systems = systems
         self.default = default
         self.trained = dict(trained or {})
-        self.trained_prefix = trained_prefix
         self.index_root = index_root or pool.dir
         self._slots: dict[str, _Slot] = {}
         self._loading: dict[str, threading.Lock] = {}
@@ -520,9 +569,7 @@ class SearchEngine:
             cand = cfg.resolve(str(cand))
         spec = pool_spec(cfg, source=source, split=split, candidates=cand, index_dir=index_dir)
         pool = prepare_pool(spec, progress=progress)
-        out = cfg.resolve(cfg.build.out)
-        trained = {m: out / "models" / m / "best" for m in MOVES}
-        trained = {m: p for m, p in trained.items() if p.is_dir()}
+        trained = find_trained(cfg)
         dense_model = getattr(serve, "model", "") or next(
             (s.model for s in cfg.evaluate.systems if s.kind == "dense" and s.model), ""
         )
@@ -540,7 +587,6 @@ class SearchEngine:
             systems=systems,
             default=retriever or serve.retriever or "bm25",
             trained=trained,
-            trained_prefix=cfg.train.prefix,
             index_root=spec.index_dir,
         )
         eng.warm(warm)
@@ -577,23 +623,26 @@ class SearchEngine:
             raise ServeError(f"retriever {name!r}: hybrid components nest too deeply")
         name = name or AUTO
         if name == AUTO:
-            name = "trained" if move in self.trained else self.default
+            t = self.trained.get(move)
+            name = "trained" if t is not None and not t.worse_than_baseline else self.default
         if name == "trained":
             if move not in self.trained:
                 raise UnknownRetrieverError(
-                    f"no trained model for move {move!r} (expected a sentence-transformers "
-                    f"folder at <build.out>/models/{move}/best); trained moves: "
+                    f"no trained model for move {move!r} (looked for a sentence-transformers "
+                    f"folder <train.out>/{move}/best and <build.out>/models/{move}/best); "
+                    f"trained moves: "
                     f"{', '.join(sorted(self.trained)) or 'none'}"
                 )
             system = SystemConfig(
                 name=f"trained-{move}",
                 kind="dense",
-                model=str(self.trained[move]),
-                prefix=self.trained_prefix,
+                model=str(self.trained[move].path),
+                prefix=self.trained[move].prefix,
             )
             return Plan("trained", f"trained@{move}", system)
         if name == "hybrid" and "hybrid" not in self.systems:
-            dense = "trained" if move in self.trained else "dense"
+            t = self.trained.get(move)
+            dense = "trained" if t is not None and not t.worse_than_baseline else "dense"
             parts = [self.resolve("bm25", move, _depth + 1), self.resolve(dense, move, _depth + 1)]
             return Plan("hybrid", f"hybrid@{move}", parts=parts, fusion="rrf")
         system = self.systems.get(name)
@@ -811,7 +860,10 @@ class SearchEngine:
             "retrievers": self.retriever_names(),
             "default_retriever": self.default,
             "per_move": {m: self.effective_name(None, m) for m in MOVES},
-            "trained_moves": sorted(self.trained),
+            "trained": {
+                m: {"path": str(t.path), "worse_than_baseline": t.worse_than_baseline}
+                for m, t in sorted(self.trained.items())
+            },
             "loaded": {k: round(s.load_s, 3) for k, s in self._slots.items()},
             "max_k": MAX_K,
             "max_query_chars": MAX_QUERY_CHARS,

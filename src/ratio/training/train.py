@@ -434,6 +434,16 @@ def run_trial(
         if key in h
     ]
     best = max(epochs, key=lambda e: e[PRIMARY]) if epochs else None
+    # train_runtime includes the per-epoch validation; report training alone as well
+    start = _step_of(last) if last else 0  # this session's share of a resumed run
+    eval_s = sum(
+        h.get("eval_runtime", 0.0)
+        for h in trainer.state.log_history
+        if key in h and (h.get("step") or 0) > start
+    )
+    runtime = out.metrics.get("train_runtime") or 0.0
+    train_only = max(runtime - eval_s, 1e-9)
+    done_steps = trainer.state.global_step - start
     result = {
         "target": plan.target,
         "relations": plan.relations,
@@ -452,6 +462,14 @@ def run_trial(
             "train_samples_per_s": out.metrics.get("train_samples_per_second"),
             "train_steps_per_s": out.metrics.get("train_steps_per_second"),
             "global_steps": trainer.state.global_step,
+            "validation_s": eval_s,
+            "train_only_s": train_only,
+            "train_only_steps_per_s": done_steps / train_only if runtime else None,
+            "train_only_samples_per_s": (
+                min(done_steps * trial.batch_size, len(plan.pairs) * trial.epochs) / train_only
+                if runtime and not last
+                else None
+            ),
             "wall_s": wall,
             "resumed_from": last,
             "device": str(model.device),
@@ -482,12 +500,18 @@ def run_trial(
     return result
 
 
+def _step_of(checkpoint: str) -> int:
+    return int(Path(checkpoint).name.rsplit("-", 1)[-1])
+
+
 def _gather_kw() -> dict[str, Any]:
     """Cross-device negatives under DDP (no-op on one device), where the library supports it."""
     import inspect
 
     from sentence_transformers.losses import MultipleNegativesRankingLoss
 
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:  # set by accelerate launch / torchrun
+        return {}
     params = inspect.signature(MultipleNegativesRankingLoss.__init__).parameters
     return {"gather_across_devices": True} if "gather_across_devices" in params else {}
 
