@@ -73,6 +73,7 @@ class SystemConfig:
     fusion: str = "rrf"  # for hybrid: rrf | score
     components: list[str] = field(default_factory=list)
     max_pool: int = 0  # 0 = full pool; else a seeded sub-pool containing every gold
+    max_queries: int = 0  # 0 = all queries; else a seeded sample per relation, stratified by marker
 
 
 @dataclass
@@ -82,6 +83,7 @@ class EvaluateConfig:
     systems: list[SystemConfig] = field(default_factory=list)
     ks: list[int] = field(default_factory=lambda: [1, 10, 100])
     out: str = ""
+    oracle: str = "none"  # none | relation | golds (paper Appendix F.2)
 
 
 @dataclass

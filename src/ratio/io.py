@@ -180,6 +180,8 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        if tmp_path.exists():
+            os.chmod(tmp_path, 0o644)  # mkstemp makes 0600; outputs are meant to be shared
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():

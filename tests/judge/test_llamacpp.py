@@ -84,6 +84,7 @@ def test_openai_compatible_server(tmp_path):
     from ratio.judge.backends import OpenAIChatBackend
 
     port = _free_port()
+    log = open(tmp_path / "server.log", "wb")  # a pipe nobody reads would fill and stall the server
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -140,3 +141,4 @@ def test_openai_compatible_server(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+        log.close()

@@ -12,7 +12,8 @@ def register(app: typer.Typer) -> None:
     def evaluate_cmd(
         config: Path = typer.Option(..., "--config", "-c", help="run config TOML"),
         oracle: str = typer.Option(
-            "none", help="candidate pool: none (shared), relation (oracle), golds (oracle)"
+            None, help="candidate pool: none (shared), relation (oracle), golds (oracle); "
+            "default: evaluate.oracle"
         ),
         system: list[str] = typer.Option(None, "--system", "-s", help="only these systems"),
         out: str = typer.Option("", help="output folder (default: evaluate.out)"),
@@ -23,7 +24,7 @@ def register(app: typer.Typer) -> None:
 
         overrides = {"evaluate.out": out} if out else None
         cfg = load_config(config, overrides)
-        res = evaluate_systems(cfg, oracle=oracle, systems=system or None)
+        res = evaluate_systems(cfg, oracle=oracle or cfg.evaluate.oracle, systems=system or None)
         md = Path(res.files["md"]).read_text(encoding="utf-8")
         typer.echo(md)
         typer.echo(f"wrote {res.files['md']}, .csv, .json and {len(res.files) - 3} TREC runs")

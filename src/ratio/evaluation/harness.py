@@ -74,9 +74,17 @@ class Benchmark:
     def candidate_texts(self) -> list[str]:
         return self.candidates.column("text").to_pylist()
 
-    def relation_queries(self, relation: str) -> tuple[list[str], list[str]]:
+    def relation_queries(
+        self, relation: str, max_queries: int = 0, seed: int = 0
+    ) -> tuple[list[str], list[str]]:
+        """The relation's queries; with ``max_queries``, a seeded sample stratified by marker
+        (the paper's sampler), so slow models can be evaluated on a stated subset."""
         mask = np.asarray(self.queries.column("relation").to_pylist(), dtype=object) == relation
         t = self.queries.filter(pa.array(mask))
+        if max_queries and t.num_rows > max_queries:
+            from ratio.build.sample import stratified_sample
+
+            t = stratified_sample(t, max_queries, seed)
         return t.column("query_id").to_pylist(), t.column("text").to_pylist()
 
     def qrels_dict(self, query_ids: Sequence[str]) -> dict[str, dict[str, int]]:
@@ -417,16 +425,25 @@ def evaluate_systems(
     )
     for name in chosen:
         s = named[name]
+        sys_rel = dict(per_rel)
+        if s.max_queries:
+            for rel, (qids, _texts, qrels, _golds) in per_rel.items():
+                if len(qids) > s.max_queries:
+                    qids, texts = bench.relation_queries(rel, s.max_queries, config.build.seed)
+                    qrels = {q: qrels[q] for q in qids}
+                    golds = {c for d in qrels.values() for c, v in d.items() if v > 0}
+                    sys_rel[rel] = (qids, texts, qrels, golds)
+        sys_golds = set().union(*(g for *_, g in sys_rel.values())) if sys_rel else set()
         for rel in ev.relations:
             bar.set_postfix_str(f"{name} / {rel}")
-            qids, texts, qrels, golds = per_rel[rel]
+            qids, texts, qrels, golds = sys_rel[rel]
             # the shared pool's sub-pool keeps every evaluated gold of every relation,
             # so one index serves all relations; oracle pools are per relation
             pool = make_pool(
                 bench,
                 relation=rel,
                 oracle=oracle,
-                golds=all_golds if oracle == "none" else golds,
+                golds=sys_golds if oracle == "none" else golds,
                 max_pool=s.max_pool,
                 seed=config.build.seed,
             )
@@ -437,6 +454,11 @@ def evaluate_systems(
                 "setup": setup_label(s),
                 "relation": rel,
                 "n_queries": len(qrels),
+                "query_sample": (
+                    f"seeded stratified sample of {len(qrels)} queries"
+                    if s.max_queries and len(per_rel[rel][0]) > s.max_queries
+                    else "all queries"
+                ),
                 "pool": pool.description,
                 "pool_size": pool.size,
                 "metrics": {m: None for m in metrics},
