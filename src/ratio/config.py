@@ -10,11 +10,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import tomllib
 import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import tomllib
 
 from ratio.io import RatioError
 
@@ -123,9 +124,13 @@ class ServeConfig:
 class JudgeConfig:
     """LLM judging (``ratio judge``): backend, model, limits, prices and sample sizes."""
 
-    backend: str = "llamacpp"  # openai (chat completions over HTTP) | batch (OpenAI Batch API) | llamacpp
+    backend: str = (
+        "llamacpp"  # openai (chat completions over HTTP) | batch (OpenAI Batch API) | llamacpp
+    )
     model: str = "qwen2.5-1.5b"  # API model name, or a GGUF path / known local name for llamacpp
-    base_url: str = "https://api.openai.com/v1"  # any OpenAI-compatible server (vLLM, Ollama, llama.cpp)
+    base_url: str = (
+        "https://api.openai.com/v1"  # any OpenAI-compatible server (vLLM, Ollama, llama.cpp)
+    )
     api_key_env: str = "OPENAI_API_KEY"  # the key is read from this environment variable
     concurrency: int = 4  # parallel HTTP requests (llamacpp in-process is always 1)
     max_retries: int = 3  # extra attempts after a transient error or an invalid response
@@ -163,7 +168,11 @@ class RunConfig:
 
     def resolve(self, p: str) -> Path:
         path = Path(p)
-        return path if path.is_absolute() or not self.base_dir else (Path(self.base_dir) / path).resolve()
+        return (
+            path
+            if path.is_absolute() or not self.base_dir
+            else (Path(self.base_dir) / path).resolve()
+        )
 
     def digest(self, *sections: str) -> str:
         """Stable hash of the named sections, used as a cache key for a stage."""

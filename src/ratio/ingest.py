@@ -186,9 +186,14 @@ def _ingest_local(
                     n_papers += 1
                     n_sentences += n_sent
                     for k, v in (
-                        ("paper_id", paper.id), ("title", paper.title), ("year", paper.year),
-                        ("date", paper.date), ("venue", paper.venue), ("source", fs.name(source)),
-                        ("n_sections", len(paper.sections)), ("n_paragraphs", n_par),
+                        ("paper_id", paper.id),
+                        ("title", paper.title),
+                        ("year", paper.year),
+                        ("date", paper.date),
+                        ("venue", paper.venue),
+                        ("source", fs.name(source)),
+                        ("n_sections", len(paper.sections)),
+                        ("n_paragraphs", n_par),
                         ("n_sentences", n_sent),
                     ):
                         pcols[k].append(v)
@@ -240,6 +245,7 @@ def find_boilerplate(out_dir: Path, cfg: IngestConfig, n_papers: int) -> pa.Tabl
         FROM read_parquet('{raw_glob}') s LEFT JOIN bp USING (match)
         GROUP BY s.paper_id, s.section
         HAVING count(bp.match) * 2 >= count(*) AND count(bp.match) > 0
+        ORDER BY s.paper_id, s.section
         """
     ).to_arrow_table()
     sentences = con.sql("SELECT match, papers FROM bp ORDER BY papers DESC, match").to_arrow_table()
@@ -260,7 +266,9 @@ def find_boilerplate(out_dir: Path, cfg: IngestConfig, n_papers: int) -> pa.Tabl
     return table
 
 
-def finalize_shard(raw_path: Path, final_path: Path, bp_sentences: pa.Array, bp_sections: pa.Array) -> dict:
+def finalize_shard(
+    raw_path: Path, final_path: Path, bp_sentences: pa.Array, bp_sections: pa.Array
+) -> dict:
     table = pq.read_table(raw_path)
     meta = table.schema.metadata
     is_bp = pc.is_in(table["match"], value_set=bp_sentences)
@@ -310,14 +318,23 @@ def ingest(
     names = [shard_name(p) for p in shards]
     dupes = [n for n, c in Counter(names).items() if c > 1]
     if dupes:
-        raise RatioError(f"two inputs map to the same shard name(s): {', '.join(dupes)}; rename them")
+        raise RatioError(
+            f"two inputs map to the same shard name(s): {', '.join(dupes)}; rename them"
+        )
 
     tasks = [(str(p), fmt, str(out), asdict(cfg)) for p in shards]
     result = IngestResult(out_dir=out, drops=dict(report.counts), errors=list(report.messages))
     summaries = []
-    bar = tqdm(total=len(tasks), desc="ingest shards", unit="shard", disable=True if progress is False else None)
+    bar = tqdm(
+        total=len(tasks),
+        desc="ingest shards",
+        unit="shard",
+        disable=True if progress is False else None,
+    )
     _remove_stale_temps(out)
-    for s in run_shards(ingest_shard, tasks, executor=executor, workers=cfg.workers, address=address):
+    for s in run_shards(
+        ingest_shard, tasks, executor=executor, workers=cfg.workers, address=address
+    ):
         summaries.append(s)
         bar.update(1)
         bar.set_postfix(papers=sum(x["papers"] for x in summaries))
@@ -377,12 +394,20 @@ def finalize_file(raw_path: str, final_path: str, bp_path: str) -> dict:
     bp = pq.read_table(bp_path)
     bp_sent = pc.filter(bp["key"], pc.equal(bp["kind"], "sentence")).combine_chunks()
     bp_sec = pc.filter(bp["key"], pc.equal(bp["kind"], "section")).combine_chunks()
-    return {"shard": Path(raw_path).stem, **finalize_shard(Path(raw_path), Path(final_path), bp_sent, bp_sec)}
+    return {
+        "shard": Path(raw_path).stem,
+        **finalize_shard(Path(raw_path), Path(final_path), bp_sent, bp_sec),
+    }
 
 
 def _finalize(
-    out: Path, cfg: IngestConfig, summaries: list[dict], n_papers: int, progress,
-    executor: str = "local", address: str = "",
+    out: Path,
+    cfg: IngestConfig,
+    summaries: list[dict],
+    n_papers: int,
+    progress,
+    executor: str = "local",
+    address: str = "",
 ) -> tuple[int, dict]:
     bp = find_boilerplate(out, cfg, n_papers)
     bp_path = out / "boilerplate.parquet"
@@ -397,9 +422,13 @@ def _finalize(
             continue
         keep_names.add(s["shard"])
         tasks.append((str(raw), str(out / "sentences" / f"{s['shard']}.parquet"), str(bp_path)))
-    bar = tqdm(total=len(tasks), desc="finalize", unit="shard", disable=True if progress is False else None)
+    bar = tqdm(
+        total=len(tasks), desc="finalize", unit="shard", disable=True if progress is False else None
+    )
     # Per shard, so the step that touches every sentence spreads over the cluster too.
-    for f in run_shards(finalize_file, tasks, executor=executor, workers=cfg.workers, address=address):
+    for f in run_shards(
+        finalize_file, tasks, executor=executor, workers=cfg.workers, address=address
+    ):
         drops["boilerplate_sentence"] += f["boilerplate_sentence"]
         drops["boilerplate_section_sentence"] += f["boilerplate_section_sentence"]
         total += f["kept"]
@@ -412,7 +441,9 @@ def _finalize(
     return total, dict(drops)
 
 
-def corpus_stats(out_dir: str | Path, drops: dict | None = None, errors: list | None = None) -> dict:
+def corpus_stats(
+    out_dir: str | Path, drops: dict | None = None, errors: list | None = None
+) -> dict:
     """Papers, sentences, per-year and per-section counts of an ingested directory."""
     import duckdb
 
@@ -460,10 +491,11 @@ def stats_markdown(stats: dict) -> str:
     ]
     lines += [f"| {r['year']} | {r['papers']:,} | {r['sentences']:,} |" for r in stats["per_year"]]
     lines += ["", "| section | sentences | papers |", "|---|---:|---:|"]
-    lines += [f"| {r['section']} | {r['sentences']:,} | {r['papers']:,} |" for r in stats["per_section"]]
+    lines += [
+        f"| {r['section']} | {r['sentences']:,} | {r['papers']:,} |" for r in stats["per_section"]
+    ]
     lines += ["", "| dropped item (reason) | count |", "|---|---:|"]
     lines += [f"| {k} | {v:,} |" for k, v in sorted(stats["drops"].items(), key=lambda kv: -kv[1])]
     if stats.get("errors"):
         lines += ["", "First input problems:", ""] + [f"- `{e}`" for e in stats["errors"][:20]]
     return "\n".join(lines) + "\n"
-

@@ -35,6 +35,9 @@ class InputError(RatioError):
         where = f"{self.source}:{line}" if line else self.source
         super().__init__(f"{where}: {reason}")
 
+    def __reduce__(self):  # picklable, so it crosses process and Ray worker boundaries
+        return (type(self), (self.source, self.line, self.reason, self.kind))
+
 
 class _TruncatedStream(OSError):
     """A compressed stream ended in the middle of a frame (a cut-off download)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -16,23 +17,36 @@ from ratio import __version__
 
 @functools.lru_cache(maxsize=1)
 def code_version() -> str:
-    """Package version plus the git commit when running from a checkout."""
+    """Package version plus the git commit when running from a checkout.
+
+    ``RATIO_CODE_VERSION`` (set by the executors for their workers) wins, so every
+    shard of one build carries the driver's version even if a commit lands mid-run.
+    """
+    if os.environ.get("RATIO_CODE_VERSION"):
+        return os.environ["RATIO_CODE_VERSION"]
     root = Path(__file__).resolve().parents[2]
     try:
         out = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
-            capture_output=True, text=True, timeout=5, check=True,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
         )
         dirty = subprocess.run(
             ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "src"],
-            capture_output=True, text=True, timeout=5,
+            capture_output=True,
+            text=True,
+            timeout=5,
         ).stdout.strip()
         return f"{__version__}+g{out.stdout.strip()}{'.dirty' if dirty else ''}"
     except (OSError, subprocess.SubprocessError):
         return __version__
 
 
-def stamp(stage: str, config_digest: str = "", lexicon_version: str = "", **extra) -> dict[str, str]:
+def stamp(
+    stage: str, config_digest: str = "", lexicon_version: str = "", **extra
+) -> dict[str, str]:
     """Metadata for an output file; values are strings so Parquet can hold them."""
     meta = {
         "ratio.stage": stage,

@@ -85,7 +85,9 @@ def test_bad_lines_are_counted_and_strict_fails(tmp_path, neurips_available):
 
 
 def test_truncated_shard_keeps_earlier_papers(tmp_path, neurips_available):
-    data = write_zst(tmp_path / "full.jsonl.zst", first_lines(NEURIPS / "neurips-2023-00.jsonl.zst", 4))
+    data = write_zst(
+        tmp_path / "full.jsonl.zst", first_lines(NEURIPS / "neurips-2023-00.jsonl.zst", 4)
+    )
     cut = tmp_path / "cut-2023.jsonl.zst"
     cut.write_bytes(data.read_bytes()[: int(data.stat().st_size * 0.8)])
     res = ingest([str(cut)], "ratio-jsonl", tmp_path / "ingest", _cfg(), progress=False)
@@ -98,12 +100,20 @@ def test_unknown_format_and_missing_input(tmp_path):
     with pytest.raises(RatioError, match="unknown format 'nope'"):
         ingest([str(tmp_path)], "nope", tmp_path / "o", _cfg(), progress=False)
     with pytest.raises(RatioError, match="missing.jsonl"):
-        ingest([str(tmp_path / "missing.jsonl")], "ratio-jsonl", tmp_path / "o", _cfg(strict=True), progress=False)
+        ingest(
+            [str(tmp_path / "missing.jsonl")],
+            "ratio-jsonl",
+            tmp_path / "o",
+            _cfg(strict=True),
+            progress=False,
+        )
 
 
 def test_boilerplate_repeated_across_papers_is_dropped(tmp_path, neurips_available):
     base = [orjson.loads(x) for x in first_lines(NEURIPS / "neurips-2025-00.jsonl.zst", 6)]
-    planted = "This paper follows the official conference template and its licence text verbatim here."
+    planted = (
+        "This paper follows the official conference template and its licence text verbatim here."
+    )
     lines = []
     for rec in base:
         rec["text"] += f"\n\n## Compliance statement\n\n{planted}\n"

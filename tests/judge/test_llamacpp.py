@@ -55,7 +55,7 @@ def _tasks():
 def llama():
     from ratio.judge.backends import LlamaCppBackend
 
-    return LlamaCppBackend("smollm2", n_ctx=2048, n_threads=2, seed=0)
+    return LlamaCppBackend("smollm2", n_ctx=2048, n_threads=1, seed=0)
 
 
 def test_in_process_backend_answers_in_the_prompt_schema(llama, tmp_path):
@@ -101,10 +101,12 @@ def test_openai_compatible_server(tmp_path):
             "--n_ctx",
             "2048",
             "--n_threads",
-            "2",
+            "1",  # more threads than free cores makes llama.cpp crawl on a busy machine
+            "--n_threads_batch",
+            "1",
         ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + 60
@@ -116,9 +118,9 @@ def test_openai_compatible_server(tmp_path):
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(
-                        f"llama_cpp.server did not start: {proc.stderr.read().decode()[-2000:]}"
-                    )
+                    log.flush()
+                    tail = (tmp_path / "server.log").read_text(errors="replace")[-2000:]
+                    pytest.fail(f"llama_cpp.server did not start: {tail}")
                 time.sleep(0.5)
         assert models["data"][0]["id"] == "smollm2"
         backend = OpenAIChatBackend(

@@ -16,6 +16,9 @@ def register(app: typer.Typer) -> None:
 
 def build_cmd(
     config: Path = typer.Option(..., "--config", "-c", help="Run config (TOML)."),
+    executor: str = typer.Option(None, "--executor", help="local | ray (default: build.executor)."),
+    address: str = typer.Option(None, "--address", help="Ray cluster address (executor ray)."),
+    workers: int = typer.Option(None, "--workers", "-j", help="Parallel shard workers."),
 ) -> None:
     """Ingest, mine, dedup, split, export and report; up-to-date stages are skipped."""
     from rich.console import Console
@@ -24,7 +27,16 @@ def build_cmd(
     from ratio.build import SPLITS, build
     from ratio.config import load_config
 
-    result = build(load_config(config))
+    overrides = {
+        k: v
+        for k, v in (
+            ("build.executor", executor),
+            ("build.ray_address", address),
+            ("ingest.workers", workers),
+        )
+        if v is not None
+    }
+    result = build(load_config(config, overrides))
     console = Console(stderr=True)
     t = Table(title=f"build {result.out_dir}  (lexicon {result.lexicon_version})")
     t.add_column("stage")

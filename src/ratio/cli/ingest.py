@@ -19,11 +19,19 @@ def register(app: typer.Typer) -> None:
 
 
 def ingest_cmd(
-    corpus: list[str] = typer.Argument(None, help="Input files, folders or globs (default: the config's corpus.inputs)."),
-    out: Path = typer.Option(None, "--out", "-o", help="Output directory (default: <build.out>/ingest)."),
-    fmt: str = typer.Option(None, "--format", "-f", help="Reader format name (see `ratio formats`)."),
+    corpus: list[str] = typer.Argument(
+        None, help="Input files, folders or globs (default: the config's corpus.inputs)."
+    ),
+    out: Path = typer.Option(
+        None, "--out", "-o", help="Output directory (default: <build.out>/ingest)."
+    ),
+    fmt: str = typer.Option(
+        None, "--format", "-f", help="Reader format name (see `ratio formats`)."
+    ),
     config: Path = typer.Option(None, "--config", "-c", help="TOML run config."),
-    strict: bool = typer.Option(False, "--strict", help="Stop at the first bad record (non-zero exit)."),
+    strict: bool = typer.Option(
+        False, "--strict", help="Stop at the first bad record (non-zero exit)."
+    ),
     workers: int = typer.Option(None, "--workers", "-j", help="Parallel shard workers."),
     executor: str = typer.Option(None, "--executor", help="local | ray"),
     address: str = typer.Option("", "--address", help="Ray cluster address (executor ray)."),
@@ -32,7 +40,11 @@ def ingest_cmd(
     from ratio.ingest import ingest, stats_markdown
 
     cfg = load_config(config)
-    inputs = list(corpus) if corpus else [str(cfg.resolve(p)) for p in cfg.corpus.inputs]
+    inputs = (
+        list(corpus)
+        if corpus
+        else [p if "://" in p else str(cfg.resolve(p)) for p in cfg.corpus.inputs]
+    )
     if not inputs:
         raise typer.BadParameter("give CORPUS paths or a --config with corpus.inputs")
     if strict:
@@ -40,12 +52,20 @@ def ingest_cmd(
     if workers:
         cfg.ingest.workers = workers
     out_dir = out or cfg.resolve(cfg.build.out) / "ingest"
-    res = ingest(inputs, fmt or cfg.corpus.format, out_dir, cfg.ingest,
-                 executor=executor or cfg.build.executor, address=address or cfg.build.ray_address)
+    res = ingest(
+        inputs,
+        fmt or cfg.corpus.format,
+        out_dir,
+        cfg.ingest,
+        executor=executor or cfg.build.executor,
+        address=address or cfg.build.ray_address,
+    )
     stats = json.loads((Path(out_dir) / "stats.json").read_text())
     typer.echo(stats_markdown(stats))
-    typer.echo(f"{res.papers:,} papers, {res.sentences:,} sentences in {res.seconds:.1f}s "
-               f"({res.reused_shards} of {res.shards} shards reused) -> {out_dir}")
+    typer.echo(
+        f"{res.papers:,} papers, {res.sentences:,} sentences in {res.seconds:.1f}s "
+        f"({res.reused_shards} of {res.shards} shards reused) -> {out_dir}"
+    )
 
 
 def stats_cmd(

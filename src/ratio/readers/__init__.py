@@ -7,6 +7,8 @@ Add a format by writing a module with a function decorated by
 ``@register_reader("name", suffixes=(...))`` and importing it below.
 """
 
+# Importing the modules registers their formats.
+from ratio.readers import plaintext, ratio_jsonl, s2orc, s2orc_v2, unarxive  # noqa: E402,F401
 from ratio.readers.base import (
     DropReport,
     Reader,
@@ -16,9 +18,6 @@ from ratio.readers.base import (
     list_inputs,
     register_reader,
 )
-
-# Importing the modules registers their formats.
-from ratio.readers import plaintext, ratio_jsonl, s2orc, s2orc_v2, unarxive  # noqa: E402,F401
 
 __all__ = [
     "DropReport",

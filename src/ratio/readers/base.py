@@ -29,9 +29,19 @@ class Reader:
 _REGISTRY: dict[str, Reader] = {}
 
 
-def register_reader(name: str, suffixes: tuple[str, ...] = (".jsonl", ".jsonl.gz", ".jsonl.zst"), folder: bool = False):
+def register_reader(
+    name: str,
+    suffixes: tuple[str, ...] = (".jsonl", ".jsonl.gz", ".jsonl.zst"),
+    folder: bool = False,
+):
     def deco(fn: ReaderFn) -> ReaderFn:
-        _REGISTRY[name] = Reader(name, fn, suffixes, folder, (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else "")
+        _REGISTRY[name] = Reader(
+            name,
+            fn,
+            suffixes,
+            folder,
+            (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else "",
+        )
         return fn
 
     return deco
@@ -45,7 +55,9 @@ def get_reader(name: str) -> Reader:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise RatioError(f"unknown format {name!r}; known formats: {', '.join(available_formats())}") from None
+        raise RatioError(
+            f"unknown format {name!r}; known formats: {', '.join(available_formats())}"
+        ) from None
 
 
 @dataclass
@@ -90,20 +102,28 @@ def list_inputs(inputs: Iterable[str | Path], fmt: str) -> list[Path]:
     found: list[Path] = []
     for item in inputs:
         s = str(item)
-        matches = [Path(m) for m in sorted(glob.glob(s))] if any(c in s for c in "*?[") else [Path(s)]
+        matches = (
+            [Path(m) for m in sorted(glob.glob(s))] if any(c in s for c in "*?[") else [Path(s)]
+        )
         if not matches:
             raise InputError(s, None, "no file matches this pattern", "missing_file")
         for p in matches:
             if not p.exists():
                 raise InputError(p, None, "no such file or directory", "missing_file")
             if p.is_dir() and not reader.folder:
-                found.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.name.endswith(reader.suffixes)))
+                found.extend(
+                    sorted(
+                        q for q in p.rglob("*") if q.is_file() and q.name.endswith(reader.suffixes)
+                    )
+                )
             else:
                 found.append(p)
     return found
 
 
-def iter_papers(inputs: Iterable[str | Path], fmt: str, report: DropReport | None = None) -> Iterator[Paper]:
+def iter_papers(
+    inputs: Iterable[str | Path], fmt: str, report: DropReport | None = None
+) -> Iterator[Paper]:
     """Stream papers from every input; unreadable files are reported, not fatal (unless strict)."""
     reader = get_reader(fmt)
     report = report if report is not None else DropReport()

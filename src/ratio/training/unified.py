@@ -17,6 +17,7 @@ the harness's cache (``<build.out>/embeddings``), so the baseline reuses what
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -47,6 +48,17 @@ from ratio.training.train import METRICS, train
 def train_unified(config: RunConfig, *, progress: bool = True, callbacks=()) -> dict[str, Any]:
     """Train (and select) the unified model on every relation; see :func:`ratio.training.train.train`."""
     return train(config, "all", unified=True, progress=progress, callbacks=callbacks)
+
+
+def content_key(path: Path) -> str:
+    """An embedding-cache key from the weights' bytes, unique per fine-tuned model."""
+    h = hashlib.sha1()
+    for f in sorted(path.resolve().rglob("*")):
+        if f.is_file() and f.suffix in {".safetensors", ".bin"}:
+            with open(f, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 22), b""):
+                    h.update(chunk)
+    return f"{path.resolve().parent.name}-{path.resolve().name}-{h.hexdigest()[:12]}"
 
 
 def _is_st_static(model: str) -> bool:
@@ -151,10 +163,13 @@ def compare(
     for name, setup, model, prefs in plan:
         t0 = time.perf_counter()
         r = DenseRetriever(model, name=name, prefix="none", cache_dir=cache)
-        if _is_st_static(model):
-            # dense.Encoder caps max_seq_length, which StaticEmbedding (no length limit)
-            # cannot set; give it an uncapped encoder (same model, same cache key)
-            r._encoder = Encoder(model, max_seq_length=None)
+        if model != tc.base_model:
+            # a trained directory: dense.Encoder caps max_seq_length, which StaticEmbedding
+            # (no length limit) cannot set, and its cache key (file names + sizes) is the
+            # same for every fine-tune of one backbone, so key the cache by content
+            enc = Encoder(model, max_seq_length=None if _is_st_static(model) else 256)
+            enc.key = content_key(Path(model))
+            r._encoder = enc
         r.doc_prefix = dp
         r.index(pool.ids, pool.texts)
         for rel, prefix in prefs.items():
