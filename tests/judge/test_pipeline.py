@@ -267,6 +267,8 @@ def test_cli_silver_and_topk(bench_config, fake_openai, tmp_path):
     assert r.exit_code == 0, r.output
     assert "address: kept" in r.output and "judgments/s" in r.output
     pt, _ = _write_runs(bench_config, tmp_path)
-    r = CliRunner().invoke(app, ["judge", "topk", f"tuned={pt}", *common, "-r", "address", "--split", "test"])
+    r = CliRunner().invoke(
+        app, ["judge", "topk", f"tuned={pt}", *common, "-r", "address", "--split", "test"]
+    )
     assert r.exit_code == 0, r.output
     assert "Hard agreement" in r.output

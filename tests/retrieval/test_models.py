@@ -49,3 +49,16 @@ def test_resolve_from_env_dir_and_path(tmp_path, monkeypatch):
 def test_repo_models_resolve():
     path, spec = resolve_model("potion-mpnet-256")
     assert path.name == "potion-mpnet-256" and spec.static
+
+
+def test_model_key_differs_for_same_sized_weights(tmp_path):
+    """Two fine-tunes of one backbone have equal file sizes; their caches must not collide."""
+    from ratio.retrieval.models import model_key
+
+    keys = set()
+    for rel, payload in (("address", b"\x00" * 64), ("broaden", b"\x01" * 64)):
+        d = tmp_path / rel / "best"
+        d.mkdir(parents=True)
+        (d / "model.safetensors").write_bytes(payload)
+        keys.add(model_key(d))
+    assert len(keys) == 2

@@ -98,8 +98,11 @@ class Encoder:
         torch.set_num_threads(available_cores())
         device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
         m = SentenceTransformer(str(self.path), device=device, local_files_only=True)
-        if self.max_seq_length and m.max_seq_length and m.max_seq_length > self.max_seq_length:
-            m.max_seq_length = self.max_seq_length  # sentences are short; caps padding cost
+        current = getattr(m, "max_seq_length", None)
+        # sentences are short; a cap saves padding cost. Static models have no length
+        # (infinite, without a setter), so they are left alone.
+        if self.max_seq_length and isinstance(current, int) and current > self.max_seq_length:
+            m.max_seq_length = self.max_seq_length
         return m
 
     @property

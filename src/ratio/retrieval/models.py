@@ -160,13 +160,19 @@ def prefixes(spec: ModelSpec, setup: str) -> tuple[str, str]:
 
 
 def model_key(path: Path) -> str:
-    """A cache key for a model: its directory name plus a hash of its files' names and sizes.
+    """A cache key for a model: its directory name plus a hash of its files.
 
-    Sizes are cheap to read and change whenever weights are replaced (a fine-tuned
-    checkpoint saved over the same directory gets a new key).
+    Weight files are hashed by content (two fine-tunes of one backbone have equal
+    sizes but must never share cached embeddings); other files by name and size.
     """
     h = hashlib.sha1()
     for f in sorted(path.rglob("*")):
-        if f.is_file() and f.suffix in {".json", ".safetensors", ".bin", ".onnx", ".txt", ".model"}:
+        if not f.is_file() or "checkpoint-" in str(f.relative_to(path)):
+            continue
+        if f.suffix in {".safetensors", ".bin", ".onnx"}:
+            with open(f, "rb") as fh:
+                for chunk in iter(lambda fh=fh: fh.read(1 << 22), b""):
+                    h.update(chunk)
+        elif f.suffix in {".json", ".txt", ".model"}:
             h.update(f"{f.relative_to(path)}:{f.stat().st_size}\n".encode())
     return f"{path.name}-{h.hexdigest()[:12]}"

@@ -17,7 +17,6 @@ the harness's cache (``<build.out>/embeddings``), so the baseline reuses what
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -50,23 +49,6 @@ def train_unified(config: RunConfig, *, progress: bool = True, callbacks=()) -> 
     return train(config, "all", unified=True, progress=progress, callbacks=callbacks)
 
 
-def content_key(path: Path) -> str:
-    """An embedding-cache key from the weights' bytes, unique per fine-tuned model."""
-    h = hashlib.sha1()
-    for f in sorted(path.resolve().rglob("*")):
-        if f.is_file() and f.suffix in {".safetensors", ".bin"}:
-            with open(f, "rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 22), b""):
-                    h.update(chunk)
-    return f"{path.resolve().parent.name}-{path.resolve().name}-{h.hexdigest()[:12]}"
-
-
-def _is_st_static(model: str) -> bool:
-    """A sentence-transformers directory whose first module is a StaticEmbedding."""
-    p = Path(model) / "modules.json"
-    return p.is_file() and "StaticEmbedding" in p.read_text(encoding="utf-8")
-
-
 def _sample(n: int, cap: int, seed: int) -> np.ndarray:
     idx = np.arange(n)
     if cap and cap < n:
@@ -92,12 +74,14 @@ def compare(
     ``train.test_max_pool``; 0 means all queries and the full shared pool, the
     harness's setting. Missing trained models are skipped with a note in ``meta``.
     """
-    from ratio.metrics import Qrels, evaluate
-    from ratio.retrieval.dense import DenseRetriever, Encoder
+    from ratio.metrics import Qrels
+    from ratio.metrics.evaluate import evaluate_per_query
+    from ratio.metrics.significance import paired_scores, randomization_test
+    from ratio.retrieval.dense import DenseRetriever
     from ratio.retrieval.models import resolve_model
 
     tc = config.train
-    relations = relations or list(RELATIONS)
+    relations = relations or [r for r in config.evaluate.relations if r in RELATIONS]
     max_queries = tc.test_max_queries if max_queries is None else max_queries
     max_pool = tc.test_max_pool if max_pool is None else max_pool
     bench = load_split(config, split)
@@ -160,16 +144,10 @@ def compare(
 
     rows: list[dict[str, Any]] = []
     timings: dict[str, float] = {}
+    per_query: dict[tuple[str, str], Any] = {}
     for name, setup, model, prefs in plan:
         t0 = time.perf_counter()
         r = DenseRetriever(model, name=name, prefix="none", cache_dir=cache)
-        if model != tc.base_model:
-            # a trained directory: dense.Encoder caps max_seq_length, which StaticEmbedding
-            # (no length limit) cannot set, and its cache key (file names + sizes) is the
-            # same for every fine-tune of one backbone, so key the cache by content
-            enc = Encoder(model, max_seq_length=None if _is_st_static(model) else 256)
-            enc.key = content_key(Path(model))
-            r._encoder = enc
         r.doc_prefix = dp
         r.index(pool.ids, pool.texts)
         for rel, prefix in prefs.items():
@@ -189,10 +167,21 @@ def compare(
                     "pool_size": pool.size,
                     "query_prefix": prefix,
                     "doc_prefix": dp,
-                    "metrics": evaluate(Qrels.from_dict(qrels), run, METRICS),
+                    "metrics": (
+                        pq := evaluate_per_query(Qrels.from_dict(qrels), run, METRICS)
+                    ).mean(),
                 }
             )
+            per_query[(setup, rel)] = pq
         timings[f"{setup}:{model}"] = time.perf_counter() - t0
+    # paired randomization test of each system's per-query MRR@10 against the baseline
+    base_setup = f"{tc.prefix}-Baseline"
+    for row in rows:
+        base = per_query.get((base_setup, row["relation"]))
+        if base is not None and row["setup"] != base_setup:
+            a, b = paired_scores(per_query[(row["setup"], row["relation"])], base, "mrr@10")
+            t = randomization_test(a, b, seed=config.build.seed)
+            row["vs_baseline_mrr@10"] = {"diff": t.statistic, "p_value": t.p_value, "n": t.n}
     if not rows:
         raise TrainingError("nothing to compare: " + "; ".join(skipped or ["no systems"]))
     meta = {
