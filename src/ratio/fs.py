@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ratio.io import InputError, RatioError, atomic_path
+from ratio.io import InputError, RatioError, atomic_path, with_metadata
 
 _WILDCARDS = "*?["
 
@@ -237,10 +237,7 @@ def write_parquet(
     target: str | os.PathLike, table: pa.Table, metadata: dict[str, str] | None = None
 ) -> None:
     """``ratio.io.write_parquet_atomic`` for a local path or URL."""
-    if metadata:
-        merged = dict(table.schema.metadata or {})
-        merged.update({k.encode(): v.encode() for k, v in metadata.items()})
-        table = table.replace_schema_metadata(merged)
+    table = with_metadata(table, metadata)
     with output(target) as tmp:
         pq.write_table(table, tmp, compression="zstd")
 

@@ -196,14 +196,20 @@ def write_text_atomic(target: str | os.PathLike, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
+def with_metadata(table: pa.Table, metadata: dict[str, str] | None) -> pa.Table:
+    """``table`` with ``metadata`` merged into its schema metadata (provenance travels in the file)."""
+    if not metadata:
+        return table
+    merged = dict(table.schema.metadata or {})
+    merged.update({k.encode(): v.encode() for k, v in metadata.items()})
+    return table.replace_schema_metadata(merged)
+
+
 def write_parquet_atomic(
     target: str | os.PathLike, table: pa.Table, metadata: dict[str, str] | None = None
 ) -> None:
     """Write ``table`` to ``target`` atomically, attaching provenance metadata."""
-    if metadata:
-        merged = dict(table.schema.metadata or {})
-        merged.update({k.encode(): v.encode() for k, v in metadata.items()})
-        table = table.replace_schema_metadata(merged)
+    table = with_metadata(table, metadata)
     with atomic_path(target) as tmp:
         pq.write_table(table, tmp, compression="zstd")
 

@@ -36,6 +36,14 @@ def _config(config: Path, backend: str, model: str, base_url: str, extra: dict |
     return load_config(config, ov)
 
 
+def _open(config: Path, backend: str, model: str, base_url: str):
+    """Load the config with the CLI overrides and open its judge: every LLM command starts so."""
+    from ratio.judge.runner import open_judge
+
+    cfg = _config(config, backend, model, base_url)
+    return cfg, open_judge(cfg)
+
+
 def _usage_line(u: dict) -> str:
     return (
         f"{u['new']} new + {u['cached']} cached judgments ({u['invalid']} invalid), "
@@ -77,11 +85,9 @@ def silver_cmd(
     base_url: str = _BASE_URL,
 ) -> None:
     """Build the silver test set: pairs both calibrated prompts accept."""
-    from ratio.judge.runner import open_judge
     from ratio.judge.silver import build_silver
 
-    cfg = _config(config, backend, model, base_url)
-    judge = open_judge(cfg)
+    cfg, judge = _open(config, backend, model, base_url)
     res = build_silver(cfg, judge, relations=relation or None, n=_sizes(n), split=split)
     for rel, d in res.report["relations"].items():
         typer.echo(f"{rel}: kept {d['kept']}/{d['sampled']} ({100 * d['kept_fraction']:.1f}%)")
@@ -104,10 +110,8 @@ def calibrate_cmd(
 ) -> None:
     """Score every silver prompt against human labels; keep the best two per relation."""
     from ratio.judge.calibrate import calibrate, calibration_markdown
-    from ratio.judge.runner import open_judge
 
-    cfg = _config(config, backend, model, base_url)
-    judge = open_judge(cfg)
+    cfg, judge = _open(config, backend, model, base_url)
     rep = calibrate(
         cfg, judge, labels, relations=relation or None, reference=reference or None, keep=keep
     )
@@ -133,11 +137,9 @@ def topk_cmd(
     base_url: str = _BASE_URL,
 ) -> None:
     """Judge every retrieved top-10 candidate with both prompts; hard/soft metrics."""
-    from ratio.judge.runner import open_judge
     from ratio.judge.topk import judge_topk, topk_markdown
 
-    cfg = _config(config, backend, model, base_url)
-    judge = open_judge(cfg)
+    cfg, judge = _open(config, backend, model, base_url)
     res = judge_topk(
         cfg, judge, _runs(run), relation, n_queries=n_queries or None, split=split or None
     )
@@ -163,10 +165,8 @@ def pairwise_cmd(
 ) -> None:
     """Inspiration judge: which top-5 list inspires more; both orders, binomial test."""
     from ratio.judge.pairwise import judge_pairwise, pairwise_markdown
-    from ratio.judge.runner import open_judge
 
-    cfg = _config(config, backend, model, base_url)
-    judge = open_judge(cfg)
+    cfg, judge = _open(config, backend, model, base_url)
     (n1, p1), (n2, p2) = list(_runs([first]).items())[0], list(_runs([second]).items())[0]
     res = judge_pairwise(
         cfg, judge, (n1, p1), (n2, p2), relation, n_queries=n_queries or None, split=split or None
@@ -191,11 +191,10 @@ def markers_cmd(
 ) -> None:
     """LLM marker expansion + I.1 grading; writes lexicon-llm.tsv (source=llm, strong-true only)."""
     from ratio.judge import lexicon_llm
-    from ratio.judge.runner import judge_out, open_judge
+    from ratio.judge.runner import judge_out
     from ratio.lexicon import load_lexicon
 
-    cfg = _config(config, backend, model, base_url)
-    judge = open_judge(cfg)
+    cfg, judge = _open(config, backend, model, base_url)
     lex = load_lexicon(cfg.resolve(cfg.lexicon.path) if cfg.lexicon.path else None)
     given = []
     if candidates:

@@ -20,11 +20,10 @@ import pyarrow.compute as pc
 
 from ratio.build.sample import stratified_sample
 from ratio.config import RunConfig
-from ratio.evaluation.harness import load_benchmark
 from ratio.io import RatioError, write_parquet_atomic, write_text_atomic
 from ratio.judge.prompts import get_prompt, numbered
 from ratio.judge.runner import Judge, Result, Task, judge_out, results_table
-from ratio.judge.topk import top_lists
+from ratio.judge.topk import load_judged_split, top_lists
 from ratio.metrics.trec import read_run
 from ratio.provenance import stamp
 
@@ -106,14 +105,7 @@ def judge_pairwise(
     write: bool = True,
 ) -> PairwiseResult:
     """Judge ``run_x`` vs ``run_y`` top-``depth`` lists in both orders for sampled queries."""
-    build_out = config.resolve(config.build.out)
-    if split is None:
-        split = (
-            "silver"
-            if (build_out / "benchmark" / "silver" / "queries.parquet").is_file()
-            else config.evaluate.split
-        )
-    bench = load_benchmark(build_out, split)
+    _, split, bench = load_judged_split(config, split)
     k = depth or config.judge.pairwise_depth
     (nx, px), (ny, py) = run_x, run_y
     if nx == ny:

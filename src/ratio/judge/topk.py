@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from ratio.build.sample import stratified_sample
 from ratio.config import RunConfig
-from ratio.evaluation.harness import load_benchmark
+from ratio.evaluation.harness import Benchmark, load_benchmark
 from ratio.io import RatioError, write_parquet_atomic, write_text_atomic
 from ratio.judge.prompts import relation_prompts
 from ratio.judge.runner import Judge, Result, Task, judge_out, results_table
@@ -163,7 +163,7 @@ def retriever_judge_agreement(
     """
     hits = {True: [], False: []}
     for q, acc in judged.items():
-        if q in lists:
+        if q in lists and q in gold:
             hits[acc].append(gold[q] in lists[q][:k])
     ra = float(np.mean(hits[True])) if hits[True] else float("nan")
     rr = float(np.mean(hits[False])) if hits[False] else float("nan")
@@ -195,6 +195,22 @@ def silver_verdicts(path: Path, relation: str) -> dict[str, bool]:
     return {q: all(v) for q, v in votes.items()}
 
 
+def load_judged_split(config: RunConfig, split: str | None) -> tuple[Path, str, Benchmark]:
+    """Build folder, split and benchmark a judged run is read against.
+
+    Without an explicit split the silver set is judged when it was built (the paper's
+    setting), else ``evaluate.split``: top-k and pairwise must agree on this choice.
+    """
+    build_out = config.resolve(config.build.out)
+    if split is None:
+        split = (
+            "silver"
+            if (build_out / "benchmark" / "silver" / "queries.parquet").is_file()
+            else config.evaluate.split
+        )
+    return build_out, split, load_benchmark(build_out, split)
+
+
 @dataclass
 class TopkResult:
     relation: str
@@ -216,18 +232,12 @@ def judge_topk(
     write: bool = True,
 ) -> TopkResult:
     """Judge every system's top-``depth`` for a stratified sample of ``relation`` queries."""
-    build_out = config.resolve(config.build.out)
-    if split is None:
-        split = (
-            "silver"
-            if (build_out / "benchmark" / "silver" / "queries.parquet").is_file()
-            else config.evaluate.split
-        )
-    bench = load_benchmark(build_out, split)
+    build_out, split, bench = load_judged_split(config, split)
     k = depth or config.judge.topk_depth
     n_q = n_queries or config.judge.topk_queries
     loaded = {name: read_run(p, name=name) for name, p in runs.items()}
     q_rel = bench.queries.filter(pc.equal(bench.queries["relation"], relation))
+    gold_all = dict(zip(q_rel["query_id"].to_pylist(), q_rel["gold_id"].to_pylist(), strict=True))
     common = set(q_rel["query_id"].to_pylist())
     for run in loaded.values():
         common &= set(run.query_ids)
@@ -290,8 +300,10 @@ def judge_topk(
             for mode in ("hard", "soft")
         }
         if silver_j:
+            # Table 13 uses every silver-judged (query, gold) pair the run covers, not the sample
+            judged_q = [q for q in silver_j if q in run.row_of]
             entry["retriever_judge_agreement"] = retriever_judge_agreement(
-                sys_lists, gold, silver_j, k
+                top_lists(run, judged_q, k), gold_all, silver_j, k
             )
         report["systems"][name] = entry
     report["usage"] = judge.usage.to_dict()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -49,23 +50,30 @@ def write_run(run: Run, path: str | os.PathLike, tag: str | None = None) -> Path
     return target
 
 
-def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
-    """Read a TREC run file into a :class:`Run` (``name`` defaults to the file's tag)."""
-    run: dict[str, dict[str, float]] = {}
-    tag: str | None = None
+def _trec_lines(path: str | os.PathLike, layout: str) -> Iterator[tuple[int, list[str]]]:
+    """Non-blank lines of a TREC file split into fields, each checked against ``layout``."""
+    n = len(layout.split())
     for lineno, line in iter_lines(path):
         if err := line_error(line):
             raise err
         parts = line.split()
         if not parts:
             continue
-        if len(parts) != 6:
+        if len(parts) != n:
             raise InputError(
                 path,
                 lineno,
-                f"expected 6 fields 'qid Q0 docid rank score tag', got {len(parts)}",
+                f"expected {n} fields '{layout}', got {len(parts)}",
                 "bad_trec_line",
             )
+        yield lineno, parts
+
+
+def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
+    """Read a TREC run file into a :class:`Run` (``name`` defaults to the file's tag)."""
+    run: dict[str, dict[str, float]] = {}
+    tag: str | None = None
+    for lineno, parts in _trec_lines(path, "qid Q0 docid rank score tag"):
         qid, _, doc, rank, score_s, tag = parts
         try:
             int(rank)
@@ -112,19 +120,7 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike) -> Path:
 def read_qrels(path: str | os.PathLike) -> Qrels:
     """Read a TREC qrels file into :class:`Qrels`."""
     qrels: dict[str, dict[str, int]] = {}
-    for lineno, line in iter_lines(path):
-        if err := line_error(line):
-            raise err
-        parts = line.split()
-        if not parts:
-            continue
-        if len(parts) != 4:
-            raise InputError(
-                path,
-                lineno,
-                f"expected 4 fields 'qid iter docid relevance', got {len(parts)}",
-                "bad_trec_line",
-            )
+    for lineno, parts in _trec_lines(path, "qid iter docid relevance"):
         qid, _, doc, rel_s = parts
         try:
             rel = int(rel_s)
