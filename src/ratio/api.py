@@ -60,10 +60,14 @@ def engine(
     return eng
 
 
-def _check_filters(filters: dict[str, Any]) -> None:
+def _filtered_engine(
+    filters: dict[str, Any], config: RunConfig | str | os.PathLike | None, **pool: Any
+):
+    """Check the filter names, then the engine: a misspelt filter fails before any load."""
     unknown = sorted(set(filters) - set(FILTERS))
     if unknown:
         raise TypeError(f"unknown filter(s) {', '.join(unknown)}; filters are {', '.join(FILTERS)}")
+    return engine(config, **pool)
 
 
 def search(
@@ -89,8 +93,7 @@ def search(
     ``title``, ``year``, ``venue``, ``section``, ``context`` (``prev``/``next``),
     ``score``, ``rank`` and ``retriever``.
     """
-    _check_filters(filters)
-    eng = engine(config, split=split, source=source, candidates=candidates)
+    eng = _filtered_engine(filters, config, split=split, source=source, candidates=candidates)
     return eng.search(query, move, k, retriever, **filters)["results"]
 
 
@@ -106,8 +109,7 @@ def moves(
     **filters: Any,
 ) -> dict[str, list[dict[str, Any]]]:
     """All three moves for one query: ``{"address": [...], "broaden": [...], "specify": [...]}``."""
-    _check_filters(filters)
-    eng = engine(config, split=split, source=source, candidates=candidates)
+    eng = _filtered_engine(filters, config, split=split, source=source, candidates=candidates)
     out = eng.moves(query, k, retriever, **filters)["moves"]
     return {m: r["results"] for m, r in out.items()}
 

@@ -142,6 +142,16 @@ def _pin_code_version() -> None:
     os.environ.setdefault("RATIO_CODE_VERSION", code_version())
 
 
+def _failed(
+    result: Any, task: tuple, label: Callable[[tuple], str], failures: dict[str, BaseException]
+) -> bool:
+    """Record a worker's :class:`_Failure` under its shard label; True when it was one."""
+    if isinstance(result, _Failure):
+        failures[label(task)] = result.rebuild()
+        return True
+    return False
+
+
 def _run_local(
     fn: Callable[..., dict],
     tasks: Sequence[tuple],
@@ -153,8 +163,7 @@ def _run_local(
     if workers == 1:
         for task in tasks:
             result = _guarded(fn, *task)
-            if isinstance(result, _Failure):
-                failures[label(task)] = result.rebuild()
+            if _failed(result, task, label, failures):
                 continue
             yield result
         return
@@ -169,8 +178,7 @@ def _run_local(
                 except Exception as e:  # noqa: BLE001 - a worker killed mid-shard
                     failures[label(task)] = e
                     continue
-                if isinstance(result, _Failure):
-                    failures[label(task)] = result.rebuild()
+                if _failed(result, task, label, failures):
                     continue
                 yield result
 
@@ -232,8 +240,7 @@ def _run_ray(
                 except ray.exceptions.RayError as e:  # a lost worker or node, after retries
                     failures[label(task)] = e
                     continue
-                if isinstance(result, _Failure):
-                    failures[label(task)] = result.rebuild()
+                if _failed(result, task, label, failures):
                     continue
                 yield result
     finally:

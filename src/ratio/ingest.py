@@ -232,11 +232,23 @@ def find_boilerplate(out_dir: Path, cfg: IngestConfig, n_papers: int) -> pa.Tabl
     raw_glob = str(out_dir / "raw" / "*.parquet")
     con = duckdb.connect()
     con.execute(f"SET threads TO {max(1, cfg.workers)}")
+    # Bounded memory at any corpus size: DuckDB spills past the limit, and the first pass
+    # groups 64-bit hashes, not strings; only the few frequent ones are grouped by text.
+    con.execute("SET memory_limit = '512MB'")
+    con.execute(f"SET temp_directory = '{out_dir / '.duckdb-tmp'}'")
+    con.execute(
+        f"""
+        CREATE TEMP TABLE bph AS
+        SELECT hash(match) AS h FROM read_parquet('{raw_glob}')
+        GROUP BY h HAVING count(DISTINCT hash(paper_id)) >= {threshold}
+        """
+    )
     con.execute(
         f"""
         CREATE TEMP TABLE bp AS
         SELECT match, count(DISTINCT paper_id) AS papers
-        FROM read_parquet('{raw_glob}') GROUP BY match HAVING count(DISTINCT paper_id) >= {threshold}
+        FROM read_parquet('{raw_glob}') WHERE hash(match) IN (SELECT h FROM bph)
+        GROUP BY match HAVING count(DISTINCT paper_id) >= {threshold}
         """
     )
     sections = con.sql(

@@ -132,16 +132,26 @@ def dedup_files(
     spill = Path(out_path).parent / ".duckdb-tmp"
     con = connect(threads, spill)
     try:
-        src = _source_sql(con, inputs)
-        with atomic_path(out_path) as tmp:
-            con.execute(
-                f"COPY ({dedup_sql(src)}) TO '{tmp}' (FORMAT parquet, COMPRESSION zstd{kv(metadata)})"
-            )
-            stats = _stats(con, src, f"read_parquet('{tmp}')")
+        stats = _copy_deduped(con, inputs, out_path, kv(metadata))
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
     return stats
+
+
+def _copy_deduped(
+    con: duckdb.DuckDBPyConnection,
+    inputs: Sequence[str | os.PathLike],
+    out_path: str | os.PathLike,
+    options: str = "",
+) -> dict[str, int]:
+    """Write the deduplicated ``inputs`` to ``out_path`` atomically; returns the counts."""
+    src = _source_sql(con, inputs)
+    with atomic_path(out_path) as tmp:
+        con.execute(
+            f"COPY ({dedup_sql(src)}) TO '{_q(tmp)}' (FORMAT parquet, COMPRESSION zstd{options})"
+        )
+        return _stats(con, src, f"read_parquet('{_q(tmp)}')")
 
 
 def kv(metadata: dict[str, str] | None) -> str:
@@ -202,12 +212,7 @@ def dedup_partition(part_dir: str, out_path: str) -> dict:
     files = sorted(str(p) for p in Path(part_dir).glob("*.parquet"))
     con = connect(1)
     try:
-        src = _source_sql(con, files)
-        with atomic_path(out_path) as tmp:
-            con.execute(
-                f"COPY ({dedup_sql(src)}) TO '{_q(tmp)}' (FORMAT parquet, COMPRESSION zstd)"
-            )
-            stats = _stats(con, src, f"read_parquet('{_q(tmp)}')")
+        stats = _copy_deduped(con, files, out_path)
     finally:
         con.close()
     return {"shard": Path(part_dir).name, **stats}

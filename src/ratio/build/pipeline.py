@@ -36,7 +36,7 @@ from ratio import fs, schemas
 from ratio.build.dedup import dedup_files, dedup_partitioned
 from ratio.build.export import export_beir
 from ratio.build.mine import mine_shard
-from ratio.build.reports import write_reports
+from ratio.build.reports import MINE_COUNTERS, write_reports
 from ratio.build.split import SPLITS, split_pairs, write_datasets
 from ratio.config import RunConfig
 from ratio.executors import run_shards
@@ -288,17 +288,7 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
     bar.close()
     result.mined_shards.sort()
     mine_summaries = [_read_manifest(mine_dir / f"{s.stem}.done.json") or {} for s in shards]
-    mine_totals = {
-        k: sum(m.get(k, 0) for m in mine_summaries)
-        for k in (
-            "sentences",
-            "consecutive_pairs",
-            "fired",
-            "dropped_short_query",
-            "dropped_short_gold",
-            "rows",
-        )
-    }
+    mine_totals = {k: sum(m.get(k, 0) for m in mine_summaries) for k in MINE_COUNTERS}
     mine_totals["shards"] = len(shards)
     result.stages["mine"] = StageResult(
         "mine",

@@ -30,6 +30,15 @@ SOURCE_LABELS = {
     "embedding": "Embedding discovery",
 }
 _ORDER = ("specify", "address", "broaden")  # the paper's row order
+# per-shard mining counters, summed by the pipeline and listed in the build report
+MINE_COUNTERS = (
+    "sentences",
+    "consecutive_pairs",
+    "fired",
+    "dropped_short_query",
+    "dropped_short_gold",
+    "rows",
+)
 
 
 def _n(x: int | None) -> str:
@@ -177,15 +186,7 @@ def build_report(info: dict) -> str:
         "",
     ]
     lines += ["## Mining", ""]
-    for k in (
-        "shards",
-        "sentences",
-        "consecutive_pairs",
-        "fired",
-        "dropped_short_query",
-        "dropped_short_gold",
-        "rows",
-    ):
+    for k in ("shards", *MINE_COUNTERS):
         if k in mine:
             lines.append(f"- {k.replace('_', ' ')}: {_n(mine[k])}")
     lines += ["", "## De-duplication (whole corpus, before the split)", ""]

@@ -53,6 +53,14 @@ class Completion:
     input_tokens: int = 0
     output_tokens: int = 0
 
+    @classmethod
+    def with_usage(cls, text: str, usage: dict | None) -> Completion:
+        """A completion with token counts from an OpenAI-style ``usage`` block (llama.cpp too)."""
+        usage = usage or {}
+        return cls(
+            text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        )
+
 
 class Backend(Protocol):
     kind: str
@@ -162,10 +170,7 @@ class OpenAIChatBackend:
             text = resp["choices"][0]["message"].get("content") or ""
         except (KeyError, IndexError, TypeError, AttributeError):
             raise TransientError(f"malformed chat completion: {str(resp)[:200]}") from None
-        usage = resp.get("usage") or {}
-        return Completion(
-            text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-        )
+        return Completion.with_usage(text, resp.get("usage"))
 
     def complete(
         self,
@@ -349,11 +354,8 @@ class LlamaCppBackend:
                 max_tokens=max_tokens,
                 seed=seed,
             )
-        usage = out.get("usage") or {}
-        return Completion(
-            out["choices"][0]["message"].get("content") or "",
-            int(usage.get("prompt_tokens") or 0),
-            int(usage.get("completion_tokens") or 0),
+        return Completion.with_usage(
+            out["choices"][0]["message"].get("content") or "", out.get("usage")
         )
 
 

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from ratio.config import RunConfig
-from ratio.io import RatioError, write_text_atomic
+from ratio.io import RatioError
 from ratio.judge.prompts import candidates_for, silver_pair_text
-from ratio.judge.runner import Judge, Task, judge_out
+from ratio.judge.runner import Judge, Task, judge_out, write_report
 
 # --------------------------------------------------------------------------- agreement metrics
 
@@ -233,8 +233,7 @@ def calibrate(
     )
     if write:
         out = judge_out(config) / "calibration"
-        write_text_atomic(out / "report.json", json.dumps(report, indent=2, default=str) + "\n")
-        write_text_atomic(out / "report.md", calibration_markdown(report))
+        write_report(out, report, calibration_markdown(report))
     return report
 
 

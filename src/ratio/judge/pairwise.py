@@ -10,7 +10,6 @@ list wins; 50% = no position bias) with its own binomial test.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,9 +19,9 @@ import pyarrow.compute as pc
 
 from ratio.build.sample import stratified_sample
 from ratio.config import RunConfig
-from ratio.io import RatioError, write_parquet_atomic, write_text_atomic
+from ratio.io import RatioError, write_parquet_atomic
 from ratio.judge.prompts import get_prompt, numbered
-from ratio.judge.runner import Judge, Result, Task, judge_out, results_table
+from ratio.judge.runner import Judge, Result, Task, judge_out, results_table, write_report
 from ratio.judge.topk import load_judged_split, top_lists
 from ratio.metrics.trec import read_run
 from ratio.provenance import stamp
@@ -164,8 +163,7 @@ def judge_pairwise(
         write_parquet_atomic(
             out_dir / "judgments.parquet", results_table(results, judge.backend), meta
         )
-        write_text_atomic(out_dir / "report.json", json.dumps(report, indent=2, default=str) + "\n")
-        write_text_atomic(out_dir / "report.md", pairwise_markdown(report))
+        write_report(out_dir, report, pairwise_markdown(report))
     return PairwiseResult(relation, report, results, out_dir)
 
 

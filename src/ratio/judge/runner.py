@@ -24,6 +24,7 @@ from pathlib import Path
 import pyarrow as pa
 from tqdm import tqdm
 
+from ratio.io import write_text_atomic
 from ratio.judge.backends import (
     Backend,
     Completion,
@@ -468,6 +469,12 @@ class Judge:
             bp["invalid"] += int(not r.valid)
         u.invalid += sum(1 for r in out if not r.valid)
         return out
+
+
+def write_report(out_dir: Path, report: dict, markdown: str) -> None:
+    """A judging step's ``report.json`` (machine-readable) and ``report.md`` (for people)."""
+    write_text_atomic(out_dir / "report.json", json.dumps(report, indent=2, default=str) + "\n")
+    write_text_atomic(out_dir / "report.md", markdown)
 
 
 def results_table(results: Sequence[Result], backend: Backend) -> pa.Table:

@@ -11,7 +11,6 @@ against the test split's full candidate pool (copied unchanged into the silver f
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -24,10 +23,10 @@ import pyarrow.compute as pc
 from ratio.build.sample import stratified_sample
 from ratio.config import RunConfig
 from ratio.evaluation.harness import load_benchmark
-from ratio.io import RatioError, atomic_path, write_parquet_atomic, write_text_atomic
+from ratio.io import RatioError, atomic_path, write_parquet_atomic
 from ratio.judge.anaphora import anaphora_table
 from ratio.judge.prompts import Prompt, relation_prompts, silver_pair_text
-from ratio.judge.runner import Judge, Result, Task, results_table
+from ratio.judge.runner import Judge, Result, Task, results_table, write_report
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
 from ratio.schemas import QRELS, QUERIES
@@ -165,8 +164,7 @@ def _write(config, bench, kept, samples, results, judge, report, out_dir: Path) 
         shutil.copyfile(bench.directory / "candidates.parquet", tmp)
     write_parquet_atomic(out_dir / "judgments.parquet", results_table(results, judge.backend), meta)
     write_parquet_atomic(out_dir / "sample.parquet", pa.concat_tables(samples), meta)
-    write_text_atomic(out_dir / "report.json", json.dumps(report, indent=2, default=str) + "\n")
-    write_text_atomic(out_dir / "report.md", silver_markdown(report))
+    write_report(out_dir, report, silver_markdown(report))
 
 
 def silver_markdown(report: dict) -> str:

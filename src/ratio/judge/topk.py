@@ -12,7 +12,6 @@ analysis (Appendix G) and, with the silver judgments, retriever-judge agreement
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,9 +26,9 @@ import pyarrow.parquet as pq
 from ratio.build.sample import stratified_sample
 from ratio.config import RunConfig
 from ratio.evaluation.harness import Benchmark, load_benchmark
-from ratio.io import RatioError, write_parquet_atomic, write_text_atomic
+from ratio.io import RatioError, write_parquet_atomic
 from ratio.judge.prompts import relation_prompts
-from ratio.judge.runner import Judge, Result, Task, judge_out, results_table
+from ratio.judge.runner import Judge, Result, Task, judge_out, results_table, write_report
 from ratio.metrics import Qrels, Run, evaluate_per_query
 from ratio.metrics.trec import read_run
 from ratio.provenance import stamp
@@ -320,8 +319,7 @@ def judge_topk(
         write_parquet_atomic(
             out_dir / "judgments.parquet", results_table(results, judge.backend), meta
         )
-        write_text_atomic(out_dir / "report.json", json.dumps(report, indent=2, default=str) + "\n")
-        write_text_atomic(out_dir / "report.md", topk_markdown(report))
+        write_report(out_dir, report, topk_markdown(report))
     return TopkResult(relation, report, results, out_dir)
 
 

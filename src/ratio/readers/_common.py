@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,18 @@ _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|2[01]\d\d)(?!\d)")
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?")
 
 
+def iter_record_lines(path: Path, report: DropReport) -> Iterator[tuple[int, str]]:
+    """Non-blank lines of a JSON Lines file; undecodable lines go to ``report``."""
+    for lineno, line in iter_lines(path):
+        err = line_error(line)
+        if err is not None:
+            report.skip(err)
+            continue
+        if not line.strip():
+            continue
+        yield lineno, line
+
+
 def iter_records(path: Path, report: DropReport) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line, record)`` for each JSON object in a JSONL (or single ``.json``) file.
 
@@ -39,13 +51,7 @@ def iter_records(path: Path, report: DropReport) -> Iterator[tuple[int, dict[str
         if whole is not None:
             yield from whole
             return
-    for lineno, line in iter_lines(path):
-        err = line_error(line)
-        if err is not None:
-            report.skip(err)
-            continue
-        if not line.strip():
-            continue
+    for lineno, line in iter_record_lines(path, report):
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
@@ -68,6 +74,19 @@ def iter_records(path: Path, report: DropReport) -> Iterator[tuple[int, dict[str
         yield lineno, obj
 
 
+def decode_utf8(path: Path, data: bytes, report: DropReport) -> str | None:
+    """A whole file's text, or ``None`` after reporting where its invalid UTF-8 is."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (
+            data.rfind(b"\n", 0, e.start) + 1
+        )  # byte offset in the line, like iter_lines
+        report.skip(InputError(path, line, f"invalid UTF-8 at byte {col}", "invalid_utf8"))
+        return None
+
+
 def _load_json_document(path: Path, report: DropReport) -> list[tuple[int, dict[str, Any]]] | None:
     """Parse a whole ``.json`` file; ``None`` means "looks like JSON Lines, stream it"."""
     try:
@@ -76,14 +95,8 @@ def _load_json_document(path: Path, report: DropReport) -> list[tuple[int, dict[
         raise InputError(path, None, "no such file", "missing_file") from e
     except OSError as e:
         raise InputError(path, None, f"cannot read: {e.strerror or e}", "unreadable_file") from e
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        col = e.start - (
-            data.rfind(b"\n", 0, e.start) + 1
-        )  # byte offset in the line, like iter_lines
-        report.skip(InputError(path, line, f"invalid UTF-8 at byte {col}", "invalid_utf8"))
+    text = decode_utf8(path, data, report)
+    if text is None:
         return []
     try:
         obj = json.loads(text)
@@ -150,6 +163,22 @@ def finish_paper(paper: Paper, report: DropReport) -> Paper | None:
         return None
     paper.sections = sections
     return paper
+
+
+def papers_from_records(
+    path: Path,
+    report: DropReport,
+    id_keys: tuple[str, ...],
+    build: Callable[[dict[str, Any], str, Path, int], Paper],
+) -> Iterator[Paper]:
+    """The record loop of the JSON readers: id each record, ``build`` it, drop empty papers."""
+    for line, rec in iter_records(path, report):
+        pid = record_id(rec, id_keys, path, line, report)
+        if pid is None:
+            continue
+        paper = finish_paper(build(rec, pid, path, line), report)
+        if paper is not None:
+            yield paper
 
 
 def join_soft_breaks(text: str) -> str:

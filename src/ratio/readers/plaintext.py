@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ratio.io import InputError
-from ratio.readers._common import finish_paper, split_blocks
+from ratio.readers._common import decode_utf8, finish_paper, split_blocks
 from ratio.readers.base import DropReport, register_reader
 from ratio.records import Paper, Section
 
@@ -55,14 +55,8 @@ def _read_file(file: Path, pid: str, report: DropReport) -> Paper | None:
     except OSError as e:
         report.skip(InputError(file, None, f"cannot read: {e.strerror or e}", "unreadable_file"))
         return None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        col = e.start - (
-            data.rfind(b"\n", 0, e.start) + 1
-        )  # byte offset in the line, like iter_lines
-        report.skip(InputError(file, line, f"invalid UTF-8 at byte {col}", "invalid_utf8"))
+    text = decode_utf8(file, data, report)
+    if text is None:
         return None
     if file.suffix == ".md":
         from ratio.text.markdown import parse_markdown  # lazy: the text pipeline is heavier

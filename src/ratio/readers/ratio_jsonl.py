@@ -13,7 +13,8 @@ from pathlib import Path
 
 import orjson
 
-from ratio.io import InputError, iter_lines, line_error
+from ratio.io import InputError
+from ratio.readers._common import iter_record_lines
 from ratio.readers.base import DropReport, register_reader
 from ratio.records import Paper
 from ratio.text.markdown import parse_markdown
@@ -40,13 +41,7 @@ def _str_or_none(value: object) -> str | None:
 def read_ratio_jsonl(path: Path, report: DropReport) -> Iterator[Paper]:
     """Ratio JSONL: id, title, year, venue, extractor and the paper as Markdown text."""
     source = str(path)
-    for lineno, line in iter_lines(path):
-        err = line_error(line)
-        if err is not None:
-            report.skip(err)
-            continue
-        if not line.strip():
-            continue
+    for lineno, line in iter_record_lines(path, report):
         try:
             rec = orjson.loads(line)
         except orjson.JSONDecodeError as e:

@@ -23,11 +23,9 @@ from typing import Any
 from ratio.readers._common import (
     JSONL_SUFFIXES,
     clean_str,
-    finish_paper,
     is_appendix_number,
-    iter_records,
     join_soft_breaks,
-    record_id,
+    papers_from_records,
     section,
     to_year,
 )
@@ -44,15 +42,9 @@ _PARSE_KEYS = ("grobid_parse", "pdf_parse", "pdf_parses", "latex_parse")
 @register_reader("s2orc", suffixes=(".json", *JSONL_SUFFIXES))
 def read_s2orc(path: Path, report: DropReport) -> Iterator[Paper]:
     """Classic S2ORC JSON: metadata plus a GROBID/PDF parse with body_text paragraphs."""
-    for line, rec in iter_records(path, report):
-        pid = record_id(
-            rec, ("paper_id", "metadata.paper_id", "corpusid", "id"), path, line, report
-        )
-        if pid is None:
-            continue
-        paper = finish_paper(_paper(rec, pid, path, line), report)
-        if paper is not None:
-            yield paper
+    return papers_from_records(
+        path, report, ("paper_id", "metadata.paper_id", "corpusid", "id"), _paper
+    )
 
 
 def _find_parse(rec: dict[str, Any]) -> dict[str, Any]:

@@ -31,11 +31,9 @@ from typing import Any
 from ratio.readers._common import (
     JSONL_SUFFIXES,
     clean_str,
-    finish_paper,
     is_appendix_number,
-    iter_records,
     join_soft_breaks,
-    record_id,
+    papers_from_records,
     section,
     to_iso_date,
     to_year,
@@ -51,18 +49,14 @@ _ENDS_SENTENCE = re.compile(r"[.!?:;,)\]]\s*$")
 @register_reader("s2orc-v2", suffixes=_SUFFIXES)
 def read_s2orc_v2(path: Path, report: DropReport) -> Iterator[Paper]:
     """Current S2ORC (text + JSON-string span annotations) and peS2o plain-text records."""
-    for line, rec in iter_records(path, report):
-        pid = record_id(rec, ("corpusid", "corpus_id", "id", "paper_id"), path, line, report)
-        if pid is None:
-            continue
-        content = rec.get("content") if isinstance(rec.get("content"), dict) else rec.get("body")
-        if isinstance(content, dict):
-            paper = _annotated_paper(rec, content, pid, path, line)
-        else:
-            paper = _pes2o_paper(rec, pid, path, line)
-        paper = finish_paper(paper, report)
-        if paper is not None:
-            yield paper
+    return papers_from_records(path, report, ("corpusid", "corpus_id", "id", "paper_id"), _paper)
+
+
+def _paper(rec: dict[str, Any], pid: str, path: Path, line: int) -> Paper:
+    content = rec.get("content") if isinstance(rec.get("content"), dict) else rec.get("body")
+    if isinstance(content, dict):
+        return _annotated_paper(rec, content, pid, path, line)
+    return _pes2o_paper(rec, pid, path, line)
 
 
 register_reader("pes2o", suffixes=_SUFFIXES)(read_s2orc_v2)

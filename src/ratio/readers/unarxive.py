@@ -19,11 +19,9 @@ from typing import Any
 from ratio.readers._common import (
     JSONL_SUFFIXES,
     clean_str,
-    finish_paper,
     is_appendix_number,
-    iter_records,
     join_soft_breaks,
-    record_id,
+    papers_from_records,
     section,
     to_iso_date,
     to_year,
@@ -35,13 +33,7 @@ from ratio.records import Paper, Section
 @register_reader("unarxive", suffixes=JSONL_SUFFIXES)
 def read_unarxive(path: Path, report: DropReport) -> Iterator[Paper]:
     """unarXive JSONL: arXiv metadata plus LaTeX-derived body_text paragraphs."""
-    for line, rec in iter_records(path, report):
-        pid = record_id(rec, ("paper_id", "metadata.id"), path, line, report)
-        if pid is None:
-            continue
-        paper = finish_paper(_paper(rec, pid, path, line), report)
-        if paper is not None:
-            yield paper
+    return papers_from_records(path, report, ("paper_id", "metadata.id"), _paper)
 
 
 def first_version_date(meta: dict[str, Any]) -> str | None:

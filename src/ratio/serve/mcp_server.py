@@ -80,6 +80,13 @@ K = Annotated[int, Field(ge=1, le=MAX_K, description="How many results.")]
 Year = Annotated[int | None, Field(ge=0, le=9999)]
 
 
+def _filters(
+    year_min: int | None, year_max: int | None, venue: str | None, exclude_paper: str | None
+) -> dict[str, Any]:
+    """The engine's filter keywords; the tools spell each one out for the MCP schema."""
+    return dict(year_min=year_min, year_max=year_max, venue=venue, exclude_paper=exclude_paper)
+
+
 def build_server(get_engine: Callable[[], SearchEngine]):
     """The MCP server object with one tool per move plus ``moves`` (all three)."""
     server_class, tool_error = _sdk()
@@ -101,9 +108,7 @@ def build_server(get_engine: Callable[[], SearchEngine]):
             exclude_paper: str | None = None,
             retriever: str | None = None,
         ) -> dict[str, Any]:
-            filters = dict(
-                year_min=year_min, year_max=year_max, venue=venue, exclude_paper=exclude_paper
-            )
+            filters = _filters(year_min, year_max, venue, exclude_paper)
             res = run(get_engine().search, statement, move, k, retriever, **filters)
             return {
                 "move": move,
@@ -128,9 +133,7 @@ def build_server(get_engine: Callable[[], SearchEngine]):
         exclude_paper: str | None = None,
         retriever: str | None = None,
     ) -> dict[str, Any]:
-        filters = dict(
-            year_min=year_min, year_max=year_max, venue=venue, exclude_paper=exclude_paper
-        )
+        filters = _filters(year_min, year_max, venue, exclude_paper)
         res = run(get_engine().moves, statement, k, retriever, **filters)
         return {
             m: {"retriever": r["retriever"], "results": [_compact(h) for h in r["results"]]}

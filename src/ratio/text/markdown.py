@@ -171,6 +171,19 @@ class _Item:
         self.hard_before = hard_before
 
 
+def _skip_past(lines: list[str], i: int, close: str) -> tuple[int, str]:
+    """Skip a block from line ``i`` to the line holding ``close``.
+
+    Returns the index after it and the prose that follows ``close`` on that line
+    (kept: an environment may end mid-line).
+    """
+    n = len(lines)
+    while i < n and close not in lines[i]:
+        i += 1
+    rest = lines[i].split(close, 1)[1].strip() if i < n else ""
+    return i + 1, rest
+
+
 def _tokenize(text: str) -> list[tuple[str, object]]:
     """Split raw text into ('heading', (level, text)), ('lines', [..]) and ('break', None).
 
@@ -228,11 +241,7 @@ def _tokenize(text: str) -> list[tuple[str, object]]:
                 flush()
                 env = m.group(1)
                 end = "\\end{" + env + "}"
-                while i < n and end not in lines[i]:
-                    i += 1
-                # keep prose that follows the \end{...} on the same line
-                rest = lines[i].split(end, 1)[1].strip() if i < n else ""
-                i += 1
+                i, rest = _skip_past(lines, i, end)
                 if env in _MATH_ENVS:
                     out.append(("break", None))
                 if rest:
@@ -241,21 +250,14 @@ def _tokenize(text: str) -> list[tuple[str, object]]:
         elif c == "\\" and s.startswith("\\[") and "\\]" not in s:
             # multi-line display math
             flush()
-            while i < n and "\\]" not in lines[i]:
-                i += 1
-            rest = lines[i].split("\\]", 1)[1].strip() if i < n else ""
-            i += 1
+            i, rest = _skip_past(lines, i, "\\]")
             out.append(("break", None))
             if rest:
                 buf.append(rest)
             continue
         elif c == "$" and s.startswith("$$") and s.count("$$") == 1:
             flush()
-            i += 1
-            while i < n and "$$" not in lines[i]:
-                i += 1
-            rest = lines[i].split("$$", 1)[1].strip() if i < n else ""
-            i += 1
+            i, rest = _skip_past(lines, i + 1, "$$")
             out.append(("break", None))
             if rest:
                 buf.append(rest)
