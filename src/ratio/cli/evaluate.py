@@ -12,8 +12,9 @@ def register(app: typer.Typer) -> None:
     def evaluate_cmd(
         config: Path = typer.Option(..., "--config", "-c", help="run config TOML"),
         oracle: str = typer.Option(
-            None, help="candidate pool: none (shared), relation (oracle), golds (oracle); "
-            "default: evaluate.oracle"
+            None,
+            help="candidate pool: none (shared), relation (oracle), golds (oracle); "
+            "default: evaluate.oracle",
         ),
         system: list[str] = typer.Option(None, "--system", "-s", help="only these systems"),
         out: str = typer.Option("", help="output folder (default: evaluate.out)"),
