@@ -20,8 +20,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-# (module, attribute) pairs; modules that fail to import (missing optional extra)
-# are skipped so the core commands keep working.
+# Each module exposes ``register(app)``. A module that is missing is skipped so the
+# core commands keep working; any other import error (a missing extra) surfaces.
 _AREAS = [
     "ratio.cli.ingest",
     "ratio.cli.lexicon",
