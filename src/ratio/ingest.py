@@ -326,7 +326,10 @@ def ingest(
         report.skip(e)
         shards = []
     if not shards:
-        raise RatioError(f"no {fmt} input found in {', '.join(map(str, inputs))}")
+        raise RatioError(
+            f"no {fmt} input found in {', '.join(map(str, inputs))}"
+            + (f" ({'; '.join(report.messages)})" if report.messages else "")
+        )
     names = [shard_name(p) for p in shards]
     dupes = [n for n, c in Counter(names).items() if c > 1]
     if dupes:
