@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import glob
 import hashlib
-import io
 import json
 import resource
 import shutil
@@ -32,21 +31,9 @@ def _slice(paths: list[str], papers: int, into: Path) -> list[str]:
     """Copies of ``paths`` holding only their first ``papers`` lines (all when 0)."""
     if papers <= 0:
         return paths
-    import zstandard
+    from ratio.testing import first_lines, write_zst
 
-    out = []
-    for p in paths:
-        lines: list[bytes] = []
-        with open(p, "rb") as fh:
-            reader = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(fh))
-            for line in reader:
-                lines.append(line)
-                if len(lines) >= papers:
-                    break
-        target = into / Path(p).name
-        target.write_bytes(zstandard.ZstdCompressor().compress(b"".join(lines)))
-        out.append(str(target))
-    return out
+    return [str(write_zst(into / Path(p).name, first_lines(p, papers))) for p in paths]
 
 
 def _hashes(root: Path) -> dict[str, str]:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 
 import pytest
+
+from ratio.testing import first_lines, write_zst
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -15,27 +16,6 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
 NEURIPS = SHARED / "corpora" / "neurips"
 MODELS = Path(os.environ.get("RATIO_MODELS", REPO_ROOT / "models"))
-
-
-def first_lines(path: Path, n: int) -> list[bytes]:
-    """The first ``n`` raw lines of a (possibly .zst) JSONL file."""
-    import zstandard
-
-    out: list[bytes] = []
-    with open(path, "rb") as fh:
-        reader = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(fh))
-        for line in reader:
-            out.append(line)
-            if len(out) >= n:
-                break
-    return out
-
-
-def write_zst(path: Path, lines: list[bytes]) -> Path:
-    import zstandard
-
-    path.write_bytes(zstandard.ZstdCompressor().compress(b"".join(lines)))
-    return path
 
 
 @pytest.fixture(scope="session")

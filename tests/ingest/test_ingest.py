@@ -10,7 +10,8 @@ from ratio import schemas
 from ratio.config import IngestConfig
 from ratio.ingest import corpus_stats, ingest
 from ratio.io import InputError, RatioError
-from tests.conftest import NEURIPS, first_lines, write_zst
+from ratio.testing import first_lines, write_zst
+from tests.conftest import NEURIPS
 
 
 def _cfg(**kw) -> IngestConfig:

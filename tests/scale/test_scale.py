@@ -25,7 +25,8 @@ from ratio.config import IngestConfig, load_config
 from ratio.executors import ShardError, run_shards
 from ratio.ingest import ingest, ingest_shard
 from ratio.io import InputError
-from tests.conftest import NEURIPS, REPO_ROOT, first_lines, write_zst
+from ratio.testing import first_lines, write_zst
+from tests.conftest import NEURIPS, REPO_ROOT
 from tests.scale.conftest import tree_hashes, write_config
 
 pytestmark = pytest.mark.slow
