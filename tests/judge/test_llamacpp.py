@@ -144,3 +144,17 @@ def test_openai_compatible_server(tmp_path):
         proc.terminate()
         proc.wait(timeout=30)
         log.close()
+
+
+def test_verdicts_only_grammar_leaves_reasons_out(llama, tmp_path):
+    judge = Judge(
+        llama,
+        JudgmentCache(tmp_path / "v.sqlite"),
+        max_retries=1,
+        max_tokens=96,
+        reasons=False,
+        progress=False,
+    )
+    (res,) = judge.run(_tasks()[:1])
+    assert res.valid, res.raw
+    assert "reason" not in json.loads(res.raw) and isinstance(res.parsed["accepted"], bool)

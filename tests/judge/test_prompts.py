@@ -16,6 +16,7 @@ from ratio.judge.prompts import (
     load_prompts,
     relation_prompts,
     silver_pair_text,
+    verdicts_only,
 )
 from ratio.records import RELATIONS
 
@@ -116,3 +117,18 @@ def test_silver_input_format():
     )
     p = get_prompt("silver/broaden/relaxed")
     assert p.render(pair=s).startswith("Input:\n")
+
+
+def test_verdicts_only_drops_reasons_at_every_depth_and_still_parses():
+    for p in load_prompts().values():
+        text = json.dumps(verdicts_only(p.schema))
+        assert '"reason"' not in text and '"rationale"' not in text, p.id
+    ps = get_prompt("silver/address/minimal-v2")
+    schema = verdicts_only(ps.schema)
+    assert schema["properties"]["match_evaluation"]["required"] == ["is_match"]
+    answer = {
+        "is_problem_valid": {"is_valid": "True"},
+        "is_solution_valid": {"is_valid": "True"},
+        "match_evaluation": {"is_match": "False"},
+    }
+    assert ps.parse(json.dumps(answer))["accepted"] is False

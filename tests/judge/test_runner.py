@@ -121,3 +121,14 @@ def test_interrupted_batch_is_polled_not_resubmitted(fake_openai, tmp_path):
     res = j2.run(_tasks("a good", "b"))
     assert len(fake_openai.batches) == 1
     assert [r.accepted for r in res] == [True, False]
+
+
+def test_verdicts_only_answers_are_cached_apart(fake_openai, tmp_path):
+    full = _judge(fake_openai, tmp_path)
+    short = _judge(fake_openai, tmp_path)
+    short.reasons = False
+    t = _tasks("a good pair")[0]
+    assert full.key(t) != short.key(t)  # a shorter answer is not the paper's answer
+    assert "reason" not in str(short.schema(t.prompt)) and "reason" in str(full.schema(t.prompt))
+    full.run([t])
+    assert short.run([t])[0].cached is False

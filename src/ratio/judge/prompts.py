@@ -211,6 +211,22 @@ SHAPES: dict[str, tuple[Any, dict]] = {
     ),
 }
 
+REASON_FIELDS = ("reason", "rationale")
+
+
+def verdicts_only(schema: dict) -> dict:
+    """``schema`` without its free-text reason fields, at any depth (a shorter answer)."""
+    if schema.get("type") != "object":
+        return schema
+    props = {
+        k: verdicts_only(v)
+        for k, v in schema.get("properties", {}).items()
+        if k not in REASON_FIELDS
+    }
+    req = [k for k in schema.get("required", []) if k not in REASON_FIELDS]
+    return {**schema, "properties": props, "required": req}
+
+
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 

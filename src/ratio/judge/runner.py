@@ -34,7 +34,7 @@ from ratio.judge.backends import (
     TransientError,
 )
 from ratio.judge.cache import JudgmentCache, request_key
-from ratio.judge.prompts import InvalidResponse, Prompt
+from ratio.judge.prompts import InvalidResponse, Prompt, verdicts_only
 from ratio.records import Judgment
 
 JUDGMENTS = pa.schema(
@@ -150,6 +150,7 @@ class Judge:
         poll_s: float = 30.0,
         seed: int = 0,
         retry_invalid: bool = False,
+        reasons: bool = True,
         progress: bool = True,
         sleep: Callable[[float], None] = time.sleep,
     ):
@@ -163,6 +164,7 @@ class Judge:
         self.poll_s = poll_s
         self.seed = seed
         self.retry_invalid = retry_invalid
+        self.reasons = reasons
         self.progress = progress
         self.sleep = sleep
         self.usage = Usage()
@@ -171,9 +173,13 @@ class Judge:
 
     def key(self, task: Task) -> str:
         p = task.prompt
+        digest = p.digest if self.reasons else p.digest + "+verdicts-only"
         return request_key(
-            self.backend.kind, self.backend.model, p.id, p.version, p.digest, task.user
+            self.backend.kind, self.backend.model, p.id, p.version, digest, task.user
         )
+
+    def schema(self, prompt: Prompt) -> dict:
+        return prompt.schema if self.reasons else verdicts_only(prompt.schema)
 
     def _temperature(self, n_invalid: int) -> float:
         return (
@@ -227,7 +233,7 @@ class Judge:
                 c: Completion = self.backend.complete(
                     system,
                     user,
-                    schema=p.schema,
+                    schema=self.schema(p),
                     temperature=self._temperature(n_invalid),
                     max_tokens=self.max_tokens,
                     seed=self.seed + n_invalid,
@@ -523,6 +529,7 @@ def open_judge(config, *, backend: Backend | None = None, progress: bool = True,
         prices=jc.prices,
         poll_s=jc.batch_poll_s,
         seed=config.build.seed,
+        reasons=jc.reasons,
         progress=progress,
         **kw,
     )

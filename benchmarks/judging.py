@@ -1,0 +1,180 @@
+"""Judging throughput per backend, against calling llama.cpp directly in the same run.
+
+    python benchmarks/judging.py [--model smollm2|qwen2.5-1.5b] [--pairs 6] [--threads 2]
+
+Judges the same seeded sample of real silver pairs (Address, Specify, Broaden from the
+test split of ``--build-out``) with the relation's first silver prompt, through:
+
+* ``reference``: ``Llama.create_chat_completion`` in a plain loop (same grammar, no Ratio);
+* ``llamacpp``: Ratio's in-process backend through ``Judge`` (cache, validation, retries);
+* ``llamacpp verdicts-only``: the same with ``reasons = false`` (no free-text reasons);
+* ``openai → llama_cpp.server``: the HTTP backend against a local OpenAI-compatible server;
+* ``cache``: a rerun of the first Ratio pass, every answer from SQLite.
+
+Prints judgments/s, generated tokens per judgment and each row's ratio to the reference.
+The Batch API is not timed: its turnaround is OpenAI's (minutes to 24 h), not ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def sample_tasks(build_out: Path, pairs: int, seed: int):
+    """``pairs`` seeded test-split pairs per relation, each with its relation's first prompt."""
+    import pyarrow.compute as pc
+
+    from ratio.build.sample import stratified_sample
+    from ratio.evaluation.harness import load_benchmark
+    from ratio.judge.prompts import relation_prompts
+    from ratio.judge.silver import silver_tasks
+
+    bench = load_benchmark(build_out, "test")
+    c = bench.candidates
+    gold = dict(zip(c["candidate_id"].to_pylist(), c["text"].to_pylist(), strict=True))
+    tasks = []
+    for rel in ("address", "specify", "broaden"):
+        q = bench.queries.filter(pc.equal(bench.queries["relation"], rel))
+        sample = stratified_sample(q, pairs, seed, by="marker")
+        tasks += silver_tasks(sample, gold, relation_prompts("silver", rel)[:1])
+    return tasks
+
+
+def reference(llm, tasks, max_tokens: int) -> tuple[float, int]:
+    t0, out_tokens = time.perf_counter(), 0
+    for t in tasks:
+        out = llm.create_chat_completion(
+            messages=[
+                {"role": "system", "content": t.prompt.system},
+                {"role": "user", "content": t.user},
+            ],
+            response_format={"type": "json_object", "schema": t.prompt.schema},
+            temperature=0.0,
+            max_tokens=max_tokens,
+            seed=0,
+        )
+        out_tokens += out["usage"]["completion_tokens"]
+    return time.perf_counter() - t0, out_tokens
+
+
+def through_judge(backend, tasks, cache: Path, max_tokens: int, reasons: bool = True):
+    from ratio.judge.cache import JudgmentCache
+    from ratio.judge.runner import Judge
+
+    judge = Judge(
+        backend, JudgmentCache(cache), max_tokens=max_tokens, reasons=reasons, max_retries=1
+    )
+    t0 = time.perf_counter()
+    res = judge.run(tasks)
+    secs = time.perf_counter() - t0
+    invalid = sum(not r.valid for r in res)
+    return secs, judge.usage.output_tokens, invalid
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(gguf: Path, threads: int, log: Path) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf)]
+    cmd += ["--model_alias", "judge", "--host", "127.0.0.1", "--port", str(port)]
+    cmd += ["--n_ctx", "4096", "--n_threads", str(threads), "--n_threads_batch", str(threads)]
+    proc = subprocess.Popen(cmd, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2)
+            return proc, f"http://127.0.0.1:{port}/v1"
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise SystemExit(f"llama_cpp.server did not start; see {log}") from None
+            time.sleep(0.5)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default="smollm2")
+    ap.add_argument("--pairs", type=int, default=6, help="pairs per relation")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--max-tokens", type=int, default=256)
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--build-out", type=Path, default=REPO / "runs" / "neurips")
+    ap.add_argument("--skip-server", action="store_true")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+
+    from llama_cpp import Llama
+
+    from ratio.judge.backends import LlamaCppBackend, OpenAIChatBackend, resolve_gguf
+
+    tasks = sample_tasks(args.build_out, args.pairs, args.seed)
+    gguf = resolve_gguf(args.model)
+    n = len(tasks)
+    rows: list[dict] = []
+
+    def add(name: str, secs: float, out_tokens: int, invalid: int = 0) -> None:
+        rows.append(
+            {
+                "run": name,
+                "judgments": n,
+                "seconds": round(secs, 2),
+                "judgments_per_s": round(n / secs, 4),
+                "output_tokens_per_judgment": round(out_tokens / n, 1),
+                "invalid": invalid,
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="ratio-judge-bench-") as td:
+        td = Path(td)
+        llm = Llama(model_path=str(gguf), n_ctx=4096, n_threads=args.threads, verbose=False)
+        add("reference: llama.cpp loop", *reference(llm, tasks, args.max_tokens))
+        del llm
+        backend = LlamaCppBackend(str(gguf), n_threads=args.threads)
+        add("llamacpp", *through_judge(backend, tasks, td / "a.sqlite", args.max_tokens))
+        add(
+            "llamacpp verdicts-only",
+            *through_judge(backend, tasks, td / "b.sqlite", args.max_tokens, reasons=False),
+        )
+        add("cache (rerun)", *through_judge(backend, tasks, td / "a.sqlite", args.max_tokens))
+        del backend
+        if not args.skip_server:
+            proc, url = start_server(gguf, args.threads, td / "server.log")
+            try:
+                http = OpenAIChatBackend(url, "judge", timeout_s=600, concurrency=1)
+                add(
+                    "openai → llama_cpp.server",
+                    *through_judge(http, tasks, td / "c.sqlite", args.max_tokens),
+                )
+            finally:
+                proc.terminate()
+                proc.wait(timeout=30)
+    ref = rows[0]["judgments_per_s"]
+    print(f"\nmodel {gguf.name}, {args.threads} threads, {n} judgments per run")
+    print("| run | judgments/s | output tokens / judgment | invalid | vs reference |")
+    print("|---|---:|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r['run']} | {r['judgments_per_s']:.3f} | {r['output_tokens_per_judgment']} | "
+            f"{r['invalid']} | {r['judgments_per_s'] / ref:.2f}x |"
+        )
+    if args.json:
+        args.json.write_text(json.dumps({"model": gguf.name, "rows": rows}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
