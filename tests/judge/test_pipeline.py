@@ -272,3 +272,31 @@ def test_cli_silver_and_topk(bench_config, fake_openai, tmp_path):
     )
     assert r.exit_code == 0, r.output
     assert "Hard agreement" in r.output
+
+
+def test_annotation_items_from_the_silver_sample_reuse_its_judgments(
+    bench_config, fake_openai, tmp_path
+):
+    from ratio.io import RatioError
+    from ratio.judge.annotate import prepare_items, read_items
+    from ratio.judge.calibrate import calibrate
+    from ratio.judge.silver import build_silver
+
+    with pytest.raises(RatioError, match="ratio judge silver"):
+        prepare_items(bench_config, ["address"], 2, tmp_path / "x.csv", from_silver=True)
+    build_silver(bench_config, _judge(bench_config, fake_openai), n={"address": 3})
+    rows = read_items(
+        prepare_items(bench_config, ["address"], 2, tmp_path / "i.csv", from_silver=True)
+    )
+    sample = pq.read_table(
+        bench_config.resolve(bench_config.build.out) / "benchmark/silver/sample.parquet"
+    )
+    assert len(rows) == 2 and {r["query_id"] for r in rows} <= set(sample["query_id"].to_pylist())
+    labels = tmp_path / "labels.csv"
+    with open(labels, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=[*rows[0].keys(), "annotator", "label"])
+        w.writeheader()
+        w.writerows({**r, "annotator": "me", "label": "y"} for r in rows)
+    calls = fake_openai.chat_calls
+    calibrate(bench_config, _judge(bench_config, fake_openai), labels, reference="me")
+    assert fake_openai.chat_calls == calls  # every calibration judgment came from the cache

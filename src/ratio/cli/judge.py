@@ -232,6 +232,9 @@ def annotate_cmd(
     ),
     relation: list[str] = typer.Option(["address", "specify", "broaden"], "--relation", "-r"),
     n: int = typer.Option(100, help="pairs sampled per relation when creating items"),
+    from_silver: bool = typer.Option(
+        False, help="sample the items from the silver set's judged sample (cache reuse)"
+    ),
     host: str = typer.Option("127.0.0.1"),
     port: int = typer.Option(8765),
 ) -> None:
@@ -244,7 +247,7 @@ def annotate_cmd(
     base = judge_out(cfg) / "annotate"
     items = items or base / "items.csv"
     if not items.is_file():
-        prepare_items(cfg, relation, n, items)
+        prepare_items(cfg, relation, n, items, from_silver=from_silver)
         typer.echo(f"sampled {n} pairs per relation into {items}")
     serve(items, labels or base / "labels.csv", annotator, host, port)
 

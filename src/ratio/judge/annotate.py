@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from ratio.build.sample import stratified_sample
 from ratio.config import RunConfig
@@ -37,10 +38,26 @@ DEFINITIONS = {
 
 
 def prepare_items(
-    config: RunConfig, relations: list[str], n: int, out: Path, split: str = "test"
+    config: RunConfig,
+    relations: list[str],
+    n: int,
+    out: Path,
+    split: str = "test",
+    from_silver: bool = False,
 ) -> Path:
-    """Sample ``n`` pairs per relation (stratified by marker) into an items CSV."""
-    bench = load_benchmark(config.resolve(config.build.out), split)
+    """Sample ``n`` pairs per relation (stratified by marker) into an items CSV.
+
+    ``from_silver`` draws them from the silver set's judged sample instead of the whole
+    split, so calibrating those same prompts later is answered from the judgment cache.
+    """
+    build_out = config.resolve(config.build.out)
+    bench = load_benchmark(build_out, split)
+    pool = bench.queries
+    if from_silver:
+        path = build_out / "benchmark" / "silver" / "sample.parquet"
+        if not path.is_file():
+            raise RatioError(f"{path} not found; run `ratio judge silver` first")
+        pool = pq.read_table(path)
     gold = dict(
         zip(
             bench.candidates["candidate_id"].to_pylist(),
@@ -52,7 +69,7 @@ def prepare_items(
     for rel in relations:
         if rel not in RELATIONS:
             raise RatioError(f"unknown relation {rel!r}")
-        q = bench.queries.filter(pc.equal(bench.queries["relation"], rel))
+        q = pool.filter(pc.equal(pool["relation"], rel))
         for r in stratified_sample(q, n, config.build.seed, by="marker").to_pylist():
             rows.append(
                 {
