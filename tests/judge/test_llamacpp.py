@@ -51,6 +51,10 @@ def _tasks():
     ]
 
 
+def _judge(backend, cache, **kw) -> Judge:
+    return Judge(backend, JudgmentCache(cache), max_retries=1, progress=False, **kw)
+
+
 @pytest.fixture(scope="module")
 def llama():
     from ratio.judge.backends import LlamaCppBackend
@@ -59,9 +63,7 @@ def llama():
 
 
 def test_in_process_backend_answers_in_the_prompt_schema(llama, tmp_path):
-    judge = Judge(
-        llama, JudgmentCache(tmp_path / "c.sqlite"), max_retries=1, max_tokens=160, progress=False
-    )
+    judge = _judge(llama, tmp_path / "c.sqlite", max_tokens=160)
     res = judge.run(_tasks())
     # the JSON-schema grammar makes even a 135M model answer in the exact shape
     assert all(r.valid for r in res), [r.raw for r in res]
@@ -126,13 +128,7 @@ def test_openai_compatible_server(tmp_path):
         backend = OpenAIChatBackend(
             f"http://127.0.0.1:{port}/v1", "smollm2", timeout_s=120, concurrency=1
         )
-        judge = Judge(
-            backend,
-            JudgmentCache(tmp_path / "s.sqlite"),
-            max_retries=1,
-            max_tokens=160,
-            progress=False,
-        )
+        judge = _judge(backend, tmp_path / "s.sqlite", max_tokens=160)
         res = judge.run(_tasks())
         for r in res:
             # json_object mode: the answer is JSON; if a tiny model picks the wrong keys it is
@@ -147,14 +143,7 @@ def test_openai_compatible_server(tmp_path):
 
 
 def test_verdicts_only_grammar_leaves_reasons_out(llama, tmp_path):
-    judge = Judge(
-        llama,
-        JudgmentCache(tmp_path / "v.sqlite"),
-        max_retries=1,
-        max_tokens=96,
-        reasons=False,
-        progress=False,
-    )
+    judge = _judge(llama, tmp_path / "v.sqlite", max_tokens=96, reasons=False)
     (res,) = judge.run(_tasks()[:1])
     assert res.valid, res.raw
     assert "reason" not in json.loads(res.raw) and isinstance(res.parsed["accepted"], bool)
