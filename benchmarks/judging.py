@@ -19,12 +19,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,30 +77,6 @@ def through_judge(backend, tasks, cache: Path, max_tokens: int, reasons: bool = 
     return secs, judge.usage.output_tokens, invalid
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(gguf: Path, threads: int, log: Path) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf)]
-    cmd += ["--model_alias", "judge", "--host", "127.0.0.1", "--port", str(port)]
-    cmd += ["--n_ctx", "4096", "--n_threads", str(threads), "--n_threads_batch", str(threads)]
-    proc = subprocess.Popen(cmd, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2)
-            return proc, f"http://127.0.0.1:{port}/v1"
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise SystemExit(f"llama_cpp.server did not start; see {log}") from None
-            time.sleep(0.5)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="smollm2")
@@ -120,6 +92,7 @@ def main() -> None:
     from llama_cpp import Llama
 
     from ratio.judge.backends import LlamaCppBackend, OpenAIChatBackend, resolve_gguf
+    from ratio.testing import start_llama_server
 
     tasks = sample_tasks(args.build_out, args.pairs, args.seed)
     gguf = resolve_gguf(args.model)
@@ -153,7 +126,9 @@ def main() -> None:
         add("cache (rerun)", *through_judge(backend, tasks, td / "a.sqlite", args.max_tokens))
         del backend
         if not args.skip_server:
-            proc, url = start_server(gguf, args.threads, td / "server.log")
+            proc, url = start_llama_server(
+                gguf, td / "server.log", alias="judge", threads=args.threads
+            )
             try:
                 http = OpenAIChatBackend(url, "judge", timeout_s=600, concurrency=1)
                 add(

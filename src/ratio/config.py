@@ -138,8 +138,9 @@ class JudgeConfig:
     backoff_s: float = 1.0  # first retry delay; doubles each attempt
     temperature: float = 0.0
     max_tokens: int = 256
-    # false: the answer grammar leaves out the "reason"/"rationale" fields (verdicts only),
-    # ~4x fewer generated tokens on a CPU llama.cpp judge; a separate cache key
+    # false: the answer grammar leaves out the "reason"/"rationale" fields (verdicts only):
+    # ~2.6x fewer generated tokens, ~1.6x faster on a CPU llama.cpp judge; a separate cache
+    # key. Backends without an answer grammar (openai, batch) still get the full prompt.
     reasons: bool = True
     extra_body: dict = field(default_factory=dict)  # e.g. {reasoning_effort = "medium"}
     n_ctx: int = 4096  # llamacpp context

@@ -7,10 +7,6 @@ Skipped (with the reason) when llama-cpp-python or the GGUF file is missing; get
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 
 import pytest
@@ -19,6 +15,7 @@ from ratio.judge.backends import JudgeError, llama_cpp_available, resolve_gguf
 from ratio.judge.cache import JudgmentCache
 from ratio.judge.prompts import get_prompt, silver_pair_text
 from ratio.judge.runner import Judge, Task
+from ratio.testing import start_llama_server
 
 if not llama_cpp_available():
     pytest.skip(
@@ -75,59 +72,21 @@ def test_in_process_backend_answers_in_the_prompt_schema(llama, tmp_path):
     ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_openai_compatible_server(tmp_path):
     pytest.importorskip("uvicorn", reason="llama_cpp.server needs llama-cpp-python[server]")
     from ratio.judge.backends import OpenAIChatBackend
 
-    port = _free_port()
-    log = open(tmp_path / "server.log", "wb")  # a pipe nobody reads would fill and stall the server
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(SMOL),
-            "--model_alias",
-            "smollm2",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "2048",
-            "--n_threads",
-            "1",  # more threads than free cores makes llama.cpp crawl on a busy machine
-            "--n_threads_batch",
-            "1",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    # one thread: more threads than free cores makes llama.cpp crawl on a busy machine
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                models = json.loads(
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2).read()
-                )
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    tail = (tmp_path / "server.log").read_text(errors="replace")[-2000:]
-                    pytest.fail(f"llama_cpp.server did not start: {tail}")
-                time.sleep(0.5)
-        assert models["data"][0]["id"] == "smollm2"
-        backend = OpenAIChatBackend(
-            f"http://127.0.0.1:{port}/v1", "smollm2", timeout_s=120, concurrency=1
+        proc, base = start_llama_server(
+            SMOL, tmp_path / "server.log", alias="smollm2", n_ctx=2048, threads=1, wait_s=60
         )
+    except RuntimeError as e:
+        pytest.fail(str(e))
+    try:
+        models = json.loads(urllib.request.urlopen(base + "/models", timeout=10).read())
+        assert models["data"][0]["id"] == "smollm2"
+        backend = OpenAIChatBackend(base, "smollm2", timeout_s=120, concurrency=1)
         judge = _judge(backend, tmp_path / "s.sqlite", max_tokens=160)
         res = judge.run(_tasks())
         for r in res:
@@ -139,7 +98,6 @@ def test_openai_compatible_server(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-        log.close()
 
 
 def test_verdicts_only_grammar_leaves_reasons_out(llama, tmp_path):
