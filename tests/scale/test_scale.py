@@ -115,7 +115,7 @@ def test_corrupt_shard_on_ray_worker_is_named_and_others_kept(scale_slice, ray_c
     assert done == ["neurips-2023-00.done.json", "neurips-2023-01.done.json"]
 
 
-def test_shard_errors_are_collected_with_names(ray_cluster, tmp_path):
+def test_shard_errors_are_collected_with_names(ray_cluster, neurips_available, tmp_path):
     good = write_zst(
         tmp_path / "good-2025.jsonl.zst", first_lines(NEURIPS / "neurips-2025-00.jsonl.zst", 1)
     )
