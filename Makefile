@@ -3,6 +3,10 @@ PY      := .venv/bin/python
 RATIO   := .venv/bin/ratio
 CONFIG  ?= configs/neurips.toml
 STAMP   := .venv/.ratio-setup
+# x86-64 with AVX2/FMA/F16C (every machine since 2013); no AVX-512, no AMX, no -march=native.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+	-DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF \
+	-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
 .PHONY: setup demo test lint bench clean-runs
 
@@ -13,8 +17,12 @@ $(STAMP): pyproject.toml scripts/fetch_models.py scripts/fetch_llm.py
 	$(PY) -m pip install -q --upgrade pip
 	# torch first: the CPU build on local disk; any other spec pulls a CUDA build
 	$(PY) -m pip install -q torch==2.13.0
-	# llama-cpp-python compiles llama.cpp from source (~12 min on 2 cores)
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install -q -e ".[all]"
+	# llama-cpp-python compiles llama.cpp from source (~12 min on 2 cores). Portable, not native:
+	# a -march=native build segfaults on CPUs with AVX-512/AMX (docs/judging.md, "The build").
+	# --no-cache-dir so a wheel built elsewhere with other flags is never reused.
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+		$(PY) -m pip install -q --no-cache-dir "llama-cpp-python[server]>=0.3.36"
+	$(PY) -m pip install -q -e ".[all]"
 	$(PY) scripts/fetch_models.py
 	$(PY) scripts/fetch_llm.py
 	touch $(STAMP)

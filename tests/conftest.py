@@ -9,6 +9,8 @@ import pytest
 
 from ratio.testing import first_lines, write_zst
 
+pytest_plugins = ["pytester"]  # tests/test_isolation.py runs an inner pytest session
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 

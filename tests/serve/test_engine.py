@@ -214,17 +214,24 @@ def test_training_layout_prefix_and_a_model_worse_than_baseline(tmp_path, tiny_c
     cfg_dir = tmp_path / "layout"
     shutil.copytree(tiny_config.parent, cfg_dir, ignore=shutil.ignore_patterns("serve"))
     root = cfg_dir / "run/models/all-MiniLM-L6-v2-generic"  # train.out's default for this config
-    for move, (tuned, base) in {"specify": (0.05, 0.08), "broaden": (0.2, 0.1)}.items():
+    scores = {
+        "specify": (0.05, 0.08, None),
+        "broaden": (0.2, 0.1, 0.15),
+        "address": (0.3, 0.1, 0.4),
+    }
+    for move, (tuned, base, bm25) in scores.items():
         (root / move).mkdir(parents=True)
         (root / move / "best").symlink_to(MODELS / STATIC_MODEL, target_is_directory=True)
         sel = {
             "selected_trial": 0,
+            "bm25_val_mrr@10": bm25,
             "trials": [{"trial": 0, "val_mrr@10": tuned, "baseline_val_mrr@10": base}],
         }
         (root / move / "selection.json").write_text(json.dumps(sel))
     found = find_trained(load_config(cfg_dir / "config.toml"))
-    assert sorted(found) == ["broaden", "specify"]
+    assert sorted(found) == ["address", "broaden", "specify"]
     assert found["specify"].worse_than_baseline and not found["broaden"].worse_than_baseline
+    assert found["address"].worse_than_baseline  # beat its base model but not BM25
     assert found["broaden"].prefix == "generic"  # train.prefix (no ratio_training.json here)
 
     eng = SearchEngine.open(cfg_dir / "config.toml", split="test")

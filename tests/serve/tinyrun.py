@@ -80,13 +80,28 @@ def candidate_id(match: str) -> str:
 def make_tiny_run(
     root: Path, *, papers_per_year: int = 3, per_paper: int = 60, dense_model: str = ""
 ) -> Path:
-    """Write ``root/run/{ingest,benchmark}`` and ``root/config.toml``; return the config path.
+    """Write ``root/run/{ingest,benchmark}`` and ``root/config.toml``; return the config path."""
+    write_tiny_run(root / "run", papers_per_year=papers_per_year, per_paper=per_paper)
+    cfg = root / "config.toml"
+    systems = ""
+    if dense_model:
+        systems = (
+            f'\n[[evaluate.systems]]\nname = "static"\nkind = "dense"\nmodel = "{dense_model}"\n'
+        )
+    cfg.write_text(
+        f'name = "tiny"\n\n[build]\nout = "run"\n\n[serve]\nretriever = "bm25"\n{systems}',
+        encoding="utf-8",
+    )
+    return cfg
+
+
+def write_tiny_run(run: Path, *, papers_per_year: int = 3, per_paper: int = 60) -> Path:
+    """Write ``run/{ingest,benchmark}``: what a build leaves that the serve engine reads.
 
     Splits: ``train`` holds 2023 papers, ``test`` 2025 papers. Candidates are every
     other sentence of each paper (up to ``per_paper``), so neighbours stay in the
     sentence shards for the context lookup.
     """
-    run = root / "run"
     (run / "ingest" / "sentences").mkdir(parents=True, exist_ok=True)
     (run / "ingest" / "papers").mkdir(parents=True, exist_ok=True)
     for year, split in ((2023, "train"), (2025, "test")):
@@ -143,14 +158,4 @@ def make_tiny_run(
         pq.write_table(
             pa.Table.from_pylist(cands, schema=schemas.CANDIDATES), bench / "candidates.parquet"
         )
-    cfg = root / "config.toml"
-    systems = ""
-    if dense_model:
-        systems = (
-            f'\n[[evaluate.systems]]\nname = "static"\nkind = "dense"\nmodel = "{dense_model}"\n'
-        )
-    cfg.write_text(
-        f'name = "tiny"\n\n[build]\nout = "run"\n\n[serve]\nretriever = "bm25"\n{systems}',
-        encoding="utf-8",
-    )
-    return cfg
+    return run

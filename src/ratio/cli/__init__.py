@@ -30,6 +30,7 @@ _AREAS = [
     "ratio.cli.train",
     "ratio.cli.judge",
     "ratio.cli.serve",
+    "ratio.cli.doctor",
 ]
 
 for _mod in _AREAS:

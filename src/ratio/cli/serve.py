@@ -1,4 +1,8 @@
-"""`ratio serve` (HTTP API + web page) and `ratio mcp` (MCP tool server over stdio)."""
+"""`ratio serve` (HTTP API + web page), `ratio mcp` (MCP tools over stdio) and `ratio search`.
+
+All three answer through the same :class:`~ratio.serve.engine.SearchEngine`, so a query
+typed at the terminal ranks exactly as the service and ``ratio.search`` rank it.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from ratio.config import load_config
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve_cmd)
     app.command("mcp")(mcp_cmd)
+    app.command("search")(search_cmd)
 
 
 _CONFIG = typer.Option(None, "--config", "-c", help="TOML run config.")
@@ -104,3 +109,26 @@ def mcp_cmd(
             index_dir=index_dir,
         )
     )
+
+
+def search_cmd(
+    query: str = typer.Argument(..., help="The query statement."),
+    config: Path = _CONFIG,
+    move: str = typer.Option("address", "--move", "-m", help="address, broaden or specify."),
+    k: int = typer.Option(10, "-k", help="How many candidates."),
+    retriever: str = typer.Option(
+        None, "--retriever", "-r", "--system", "-s", help="Retriever (default: auto, per move)."
+    ),
+    split: str = _SPLIT,
+    source: str = _SOURCE,
+) -> None:
+    """Top-k sentences for one query and move, as the service ranks them."""
+    from ratio.serve.engine import SearchEngine
+
+    engine = SearchEngine.open(load_config(config), source=source, split=split, progress=True)
+    res = engine.search(query, move, k, retriever)
+    typer.echo(f"{move} · {res['retriever']} · top {len(res['results'])}")
+    if res["note"]:
+        typer.echo(f"note: {res['note']}", err=True)
+    for h in res["results"]:
+        typer.echo(f"{h['rank']:>3}. {h['score']:.4f}  {h['text']}  [{h['paper_id']}, {h['year']}]")

@@ -8,7 +8,6 @@ from ratio.evaluation.harness import (
     EvaluationResults,
     evaluate_systems,
     load_benchmark,
-    search_pool,
 )
 
 __all__ = [
@@ -16,5 +15,4 @@ __all__ = [
     "EvaluationResults",
     "evaluate_systems",
     "load_benchmark",
-    "search_pool",
 ]

@@ -36,6 +36,8 @@ import pyarrow.parquet as pq
 from ratio.config import RunConfig, SystemConfig, load_config
 from ratio.io import RatioError, atomic_path, write_text_atomic
 from ratio.records import RELATIONS
+from ratio.training.data import out_dir
+from ratio.training.train import PRIMARY, TRAINING_META
 
 MOVES: tuple[str, ...] = RELATIONS
 MAX_K = 100
@@ -400,7 +402,10 @@ def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> Pool:
     }
     write_text_atomic(meta_path, json.dumps(meta, indent=1))
     if progress:
-        print(f"pool {spec.key}: {len(ids):,} candidates built in {meta['built_s']}s -> {d}")
+        print(
+            f"pool {spec.key}: {len(ids):,} candidates built in {meta['built_s']}s -> {d}",
+            file=sys.stderr,
+        )
     return Pool(d)
 
 
@@ -460,50 +465,62 @@ def _slug(s: str) -> str:
 
 @dataclass
 class TrainedModel:
-    """A move's fine-tuned model as the training stage left it."""
+    """A move's fine-tuned model as the training stage left it, with its validation record."""
 
     path: Path
     prefix: str = "none"  # prefix setup it was trained with (none | generic | recommended)
-    worse_than_baseline: bool = False  # its validation score lost to the untuned base model
+    base_model: str = ""  # the untuned model it started from
+    val: float | None = None  # validation MRR@10 of the tuned model
+    baseline_val: float | None = None  # the untuned base model, same validation set
+    bm25_val: float | None = None  # BM25-unigram, same validation set
+
+    @property
+    def worse_than_baseline(self) -> bool:
+        """It lost to the untuned model or to BM25 on validation: ``auto`` will not serve it."""
+        if self.val is None:
+            return False  # no selection record: trust the training stage's choice
+        return any(b is not None and self.val < b for b in (self.baseline_val, self.bm25_val))
+
+    @property
+    def auto_choice(self) -> str:
+        """The best of tuned, untuned base and BM25 on validation MRR@10 (ties: the simpler)."""
+        scores = {"bm25": self.bm25_val, "baseline": self.baseline_val, "trained": self.val}
+        known = {k: v for k, v in scores.items() if v is not None}
+        if "trained" not in known:
+            return "trained"
+        return max(known, key=lambda k: (known[k], -list(scores).index(k)))
 
 
 def find_trained(cfg: RunConfig) -> dict[str, TrainedModel]:
     """Each move's trained model: ``<train.out>/<move>/best`` (the training stage's layout,
     ``<build.out>/models/<base>-<prefix>`` by default), else ``<build.out>/models/<move>/best``.
 
-    The prefix setup comes from the model's ``ratio_training.json`` (else ``train.prefix``).
-    A model whose selection record shows it scoring below the untuned baseline on validation
-    is kept (``retriever="trained"`` still reaches it) but not used by ``auto``.
+    The prefix and base model come from the model's training record (``TRAINING_META``), the
+    validation scores from ``selection.json`` next to it.
     """
-    roots = []
-    try:
-        from ratio.training.data import out_dir
-
-        roots.append(out_dir(cfg))
-    except ImportError:  # training extra not installed
-        pass
-    roots.append(cfg.resolve(cfg.build.out) / "models")
+    roots = [out_dir(cfg), cfg.resolve(cfg.build.out) / "models"]
     found: dict[str, TrainedModel] = {}
     for move in MOVES:
         for root in roots:
             d = root / move / "best"
             if not ((d / "modules.json").is_file() or (d / "config.json").is_file()):
                 continue
-            prefix, worse = cfg.train.prefix, False
+            t = TrainedModel(d, cfg.train.prefix)
             try:
-                meta = json.loads((d / "ratio_training.json").read_text())
-                prefix = meta.get("signature", {}).get("prefix", prefix)
+                sig = json.loads((d / TRAINING_META).read_text()).get("signature", {})
+                t.prefix = sig.get("prefix", t.prefix)
+                t.base_model = sig.get("base_model", "")
             except (OSError, ValueError):
                 pass
             try:
                 sel = json.loads((root / move / "selection.json").read_text())
-                trial = next(t for t in sel["trials"] if t["trial"] == sel["selected_trial"])
-                tuned = [v for k, v in trial.items() if k.startswith("val_")]
-                base = [v for k, v in trial.items() if k.startswith("baseline_val_")]
-                worse = bool(tuned and base and tuned[0] is not None and tuned[0] < base[0])
+                trial = next(x for x in sel["trials"] if x["trial"] == sel["selected_trial"])
+                t.val, t.baseline_val = trial[f"val_{PRIMARY}"], trial[f"baseline_val_{PRIMARY}"]
+                t.bm25_val = sel.get(f"bm25_val_{PRIMARY}")
             except (OSError, ValueError, KeyError, StopIteration, TypeError):
                 pass
-            found[move] = TrainedModel(d, prefix if prefix in PREFIXES else "none", worse)
+            t.prefix = t.prefix if t.prefix in PREFIXES else "none"
+            found[move] = t
             break
     return found
 
@@ -531,10 +548,10 @@ class SearchEngine:
         self._loading: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
         self.started = time.time()
-        if default not in self.retriever_names() or default == AUTO:
+        if default not in self.retriever_names():
             raise UnknownRetrieverError(
                 f"default retriever {default!r} is not known; "
-                f"known: {', '.join(n for n in self.retriever_names() if n != AUTO)}"
+                f"known: {', '.join(self.retriever_names())}"
             )
 
     # ------------------------------------------------------------ construction
@@ -623,8 +640,11 @@ class SearchEngine:
             raise ServeError(f"retriever {name!r}: hybrid components nest too deeply")
         name = name or AUTO
         if name == AUTO:
-            t = self.trained.get(move)
-            name = "trained" if t is not None and not t.worse_than_baseline else self.default
+            name = self.auto_choice(move)
+        if name == f"baseline@{move}":
+            t = self.trained[move]
+            system = SystemConfig(name=name, kind="dense", model=t.base_model, prefix=t.prefix)
+            return Plan(name, name, system)
         if name == "trained":
             if move not in self.trained:
                 raise UnknownRetrieverError(
@@ -641,8 +661,7 @@ class SearchEngine:
             )
             return Plan("trained", f"trained@{move}", system)
         if name == "hybrid" and "hybrid" not in self.systems:
-            t = self.trained.get(move)
-            dense = "trained" if t is not None and not t.worse_than_baseline else "dense"
+            dense = "trained" if self.auto_choice(move) == "trained" else "dense"
             parts = [self.resolve("bm25", move, _depth + 1), self.resolve(dense, move, _depth + 1)]
             return Plan("hybrid", f"hybrid@{move}", parts=parts, fusion="rrf")
         system = self.systems.get(name)
@@ -656,6 +675,20 @@ class SearchEngine:
                 raise ServeError(f"hybrid system {name!r} needs at least two components")
             return Plan(name, f"{name}@{move}", parts=parts, fusion=system.fusion)
         return Plan(name, name, system)
+
+    def auto_choice(self, move: str) -> str:
+        """What ``auto`` means for ``move``: whichever of its trained model, that model's
+        untuned base and BM25 scored best on validation; with nothing trained, the configured
+        default, and when that is itself ``auto``, BM25 (what every model must beat)."""
+        t = self.trained.get(move)
+        if t is not None:
+            choice = t.auto_choice
+            if choice == "trained":
+                return "trained"
+            if choice == "baseline" and t.base_model:
+                return f"baseline@{move}"
+            return "bm25"
+        return "bm25" if self.default == AUTO else self.default
 
     def effective_name(self, name: str | None, move: str) -> str:
         """The retriever a request would actually use (``auto`` resolved)."""

@@ -160,7 +160,7 @@ def rank_metrics(
     With several relations it adds ``<relation>_<metric>`` and makes the plain
     metrics the macro average over relations (so Broaden weighs as much as Specify).
     """
-    from ratio.metrics import Qrels, Run, evaluate
+    from ratio.metrics import Run
     from ratio.retrieval.base import top_k_rows
 
     k = min(depth, len(pool_ids))
@@ -170,6 +170,18 @@ def rank_metrics(
         i, v = top_k_rows(q[s : s + 1024] @ d.T, k)
         idx[s : s + 1024], sc[s : s + 1024] = i, v
     run = Run.from_arrays(list(query_ids), np.asarray(pool_ids), idx, sc)
+    return run_metrics(run, query_ids, qrels, relations)
+
+
+def run_metrics(
+    run: Any,
+    query_ids: Sequence[str],
+    qrels: dict[str, dict[str, int]],
+    relations: Sequence[str] | None = None,
+) -> dict[str, float]:
+    """METRICS of a run; with several relations, per relation and their macro average."""
+    from ratio.metrics import Qrels, evaluate
+
     rels = list(dict.fromkeys(relations or []))
     if len(rels) <= 1:
         return evaluate(Qrels.from_dict(qrels), run, METRICS)
@@ -187,6 +199,24 @@ def evaluate_model(model: Any, evalset: EvalSet, batch_size: int = 128) -> dict[
     d = encode(model, evalset.pool_texts, batch_size)
     q = encode(model, evalset.query_texts, batch_size)
     return rank_metrics(q, d, evalset.query_ids, evalset.pool_ids, evalset.qrels, evalset.relations)
+
+
+def bm25_validation(plan: Plan) -> dict[str, float]:
+    """BM25-unigram on the plan's validation set (prefixes stripped): the floor a trained
+    model must clear before ``auto`` serves it."""
+    from ratio.config import SystemConfig
+    from ratio.metrics import Run
+    from ratio.retrieval.base import build_retriever
+
+    vs = plan.valset
+    queries = [
+        t[len(plan.query_prefixes[r]) :] for t, r in zip(vs.query_texts, vs.relations, strict=True)
+    ]
+    r = build_retriever(SystemConfig(name="bm25", kind="bm25"))
+    r.index(list(vs.pool_ids), [t[len(plan.doc_prefix) :] for t in vs.pool_texts])
+    res = r.search(queries, min(100, len(vs.pool_ids)))
+    run = Run.from_dict(res.to_run(vs.query_ids))
+    return run_metrics(run, vs.query_ids, vs.qrels, vs.relations)
 
 
 def _evaluator_base():
@@ -519,8 +549,11 @@ def _gather_kw() -> dict[str, Any]:
 # ------------------------------------------------------------------ selection
 
 
-def select_best(target_dir: Path, results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Link the trial with the best validation MRR@10 as ``<target>/best``; write selection.json."""
+def select_best(
+    target_dir: Path, results: list[dict[str, Any]], bm25: dict[str, float] | None = None
+) -> dict[str, Any]:
+    """Link the trial with the best validation MRR@10 as ``<target>/best``; write selection.json
+    with every trial's score, the untuned baseline's and BM25's on the same validation set."""
     scored = [r for r in results if r.get("best")]
     if not scored:
         raise TrainingError(f"{target_dir}: no trial produced a validation score")
@@ -539,6 +572,7 @@ def select_best(target_dir: Path, results: list[dict[str, Any]]) -> dict[str, An
         "target": winner["target"],
         "selected_trial": winner["trial"],
         "selected_on": f"validation {PRIMARY}",
+        f"bm25_val_{PRIMARY}": bm25[PRIMARY] if bm25 else None,
         "model_dir": str(link),
         "trials": [
             {
@@ -575,7 +609,8 @@ def train(
             run_trial(config, plan, i, trial, progress=progress, callbacks=callbacks)
             for i, trial in plan.trials
         ]
-        out[plan.target] = select_best(root / plan.target, results)
+        bm25 = bm25_validation(plan)
+        out[plan.target] = select_best(root / plan.target, results, bm25)
         out[plan.target]["results"] = results
     return out
 

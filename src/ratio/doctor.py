@@ -1,0 +1,183 @@
+"""``ratio doctor``: load every optional native component once and say what works.
+
+Each check runs in its own Python process. A native library built for the wrong CPU dies
+with SIGSEGV or SIGILL rather than raising, and a check that crashes must be reported as
+that component's failure (with the signal's name), not take the self-check down with it.
+The first thing to run when something fails.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ratio.judge.backends import JudgeError, resolve_gguf
+from ratio.retrieval.models import ModelNotFoundError
+
+PROBE = "the sentence a self-check embeds"
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # ok | missing | FAIL
+    detail: str
+    seconds: float
+
+
+def cpu_summary() -> str:
+    """The CPU model and the SIMD extensions that decide which native builds run on it."""
+    model, flags = "unknown CPU", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name") and model == "unknown CPU":
+                model = line.split(":", 1)[1].strip()
+            elif line.startswith("flags") and not flags:
+                flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        return "unknown CPU (no /proc/cpuinfo)"
+    simd = [f for f in ("avx2", "fma", "f16c", "avx512f", "avx512_vnni", "amx_tile") if f in flags]
+    return f"{model}; {os.cpu_count()} cores; {' '.join(simd) or 'no AVX2'}"
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
+
+
+# ---------------------------------------------------------------- the checks (child side)
+
+
+def _llama() -> str:
+    import llama_cpp
+
+    gguf = resolve_gguf("smollm2")
+    llm = llama_cpp.Llama(model_path=str(gguf), n_ctx=256, n_threads=1, verbose=False)
+    out = llm.create_completion("Hello", max_tokens=1, temperature=0.0)
+    features = llama_cpp.llama_print_system_info().decode(errors="replace")
+    # "CPU : SSE3 = 1 | AVX = 1 | ..." -> the features compiled in
+    simd = [f.split("=")[0].split(":")[-1].strip() for f in features.split("|") if "= 1" in f]
+    return (
+        f"llama-cpp-python {llama_cpp.__version__}; {gguf.name} answered "
+        f"{out['choices'][0]['text']!r}; built with {', '.join(sorted(set(simd))) or '?'}"
+    )
+
+
+def _faiss() -> str:
+    import faiss
+    import numpy as np
+
+    x = np.random.default_rng(0).standard_normal((256, 32)).astype("float32")
+    index = faiss.IndexFlatIP(32)
+    index.add(x)
+    _, ids = index.search(x[:4], 1)
+    assert ids[:, 0].tolist() == [0, 1, 2, 3], ids
+    return f"faiss {faiss.__version__}; exact search over 256 vectors"
+
+
+def _torch() -> str:
+    import torch
+
+    a = torch.randn(64, 64)
+    torch.testing.assert_close(a @ torch.eye(64), a)
+    return f"torch {torch.__version__}; {torch.get_num_threads()} threads; cuda={torch.cuda.is_available()}"
+
+
+def _embedding(model: str) -> Callable[[], str]:
+    def check() -> str:
+        from ratio.retrieval.dense import Encoder
+
+        enc = Encoder(model)
+        v = enc.encode([PROBE])
+        return f"{enc.path} ({enc.backend}); dim {v.shape[1]}"
+
+    return check
+
+
+def _ray() -> str:
+    import ray
+
+    return f"ray {ray.__version__} imports (the cluster itself starts with `ratio build --executor ray`)"
+
+
+def _chromium() -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not exe:
+        raise FileNotFoundError(
+            "no chromium on PATH (apt-get install chromium); browser tests skip"
+        )
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+    return f"{out.stdout.strip()} at {exe}; playwright {_version('playwright')}"
+
+
+CHECKS: dict[str, Callable[[], str]] = {
+    "llama.cpp": _llama,
+    "faiss": _faiss,
+    "torch": _torch,
+    "all-MiniLM-L6-v2": _embedding("all-MiniLM-L6-v2"),
+    "all-mpnet-base-v2": _embedding("all-mpnet-base-v2"),
+    "potion-mpnet-256": _embedding("potion-mpnet-256"),
+    "ray": _ray,
+    "chromium": _chromium,
+}
+
+
+# ---------------------------------------------------------------- the runner (parent side)
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"crashed with {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def run_check(name: str, timeout_s: float = 120) -> Check:
+    """One check in a fresh interpreter; a crash or hang becomes that check's FAIL."""
+    t0 = time.perf_counter()
+    cmd = [sys.executable, "-m", "ratio.doctor", name]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env)
+    except subprocess.TimeoutExpired:
+        return Check(name, "FAIL", f"no answer in {timeout_s:.0f}s", time.perf_counter() - t0)
+    dt = time.perf_counter() - t0
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith(("ok\t", "missing\t", "FAIL\t"))]
+    if p.returncode == 0 and lines:
+        status, detail = lines[-1].split("\t", 1)
+        return Check(name, status, detail, dt)
+    tail = " | ".join(p.stderr.strip().splitlines()[-3:])
+    return Check(name, "FAIL", f"{_describe_exit(p.returncode)}: {tail}".rstrip(": "), dt)
+
+
+def run_all(names: list[str] | None = None) -> list[Check]:
+    """Every check, two at a time (most of a check's time is one process importing torch)."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(run_check, names or list(CHECKS)))
+
+
+def _child(name: str) -> None:
+    """Run one check here and print ``status<TAB>detail``; an import error means not installed."""
+    try:
+        print(f"ok\t{CHECKS[name]()}", flush=True)
+    except (ImportError, FileNotFoundError, JudgeError, ModelNotFoundError) as e:
+        print(f"missing\t{type(e).__name__}: {e}", flush=True)
+    except Exception as e:  # noqa: BLE001 - any failure is the component's, reported by name
+        print(f"FAIL\t{type(e).__name__}: {e}", flush=True)
+
+
+if __name__ == "__main__":
+    _child(sys.argv[1])

@@ -1,0 +1,109 @@
+"""Every shipped config serves, as a user runs it: `ratio serve`, `ratio search`,
+`ratio.search` and the MCP server, each over a tiny real run at the config's own `build.out`.
+
+The config file is the shipped one, copied verbatim into a scratch ``configs/`` folder so its
+relative ``build.out`` ("../runs/neurips") lands on the tiny run instead of a real build.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import anyio
+import pytest
+
+import ratio
+from ratio.config import load_config
+from tests.serve.test_mcp import _payload, _session
+from tests.serve.tinyrun import NEURIPS, REPO_ROOT, write_tiny_run
+
+SHIPPED = sorted((REPO_ROOT / "configs").glob("*.toml"))
+QUERY = "Large language models often produce confident but incorrect answers."
+RATIO = [str(Path(sys.executable).with_name("ratio"))]  # the installed command a user types
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not NEURIPS.is_dir(), reason=f"shared corpus not found at {NEURIPS}"),
+]
+
+
+@pytest.fixture(params=SHIPPED, ids=lambda p: p.name)
+def shipped(request, tmp_path):
+    """The shipped config copied to ``tmp/configs/`` with a tiny run where it points."""
+    cfg_path = tmp_path / "configs" / request.param.name
+    cfg_path.parent.mkdir()
+    shutil.copy(request.param, cfg_path)
+    write_tiny_run(load_config(cfg_path).resolve(load_config(cfg_path).build.out))
+    return cfg_path
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_answers_every_move(shipped, tmp_path):
+    port = _free_port()
+    log = open(tmp_path / "serve.log", "wb")
+    cmd = [*RATIO, "serve", "--config", str(shipped), "--port", str(port)]
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=ENV, cwd=REPO_ROOT)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail((tmp_path / "serve.log").read_text()[-3000:])
+                time.sleep(0.3)
+        for move in ("address", "broaden", "specify"):
+            body = json.dumps({"query": QUERY, "move": move, "k": 3}).encode()
+            req = urllib.request.Request(
+                f"http://127.0.0.1:{port}/search",
+                data=body,
+                headers={"Content-Type": "application/json"},
+            )
+            res = json.loads(urllib.request.urlopen(req, timeout=60).read())
+            assert res["move"] == move and len(res["results"]) == 3
+            assert res["retriever"] == "bm25"  # nothing trained: auto falls back to BM25
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+def test_search_cli_and_python_api(shipped):
+    out = subprocess.run(
+        [*RATIO, "search", QUERY, "--config", str(shipped), "--move", "specify", "-k", "2"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=REPO_ROOT,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.startswith("specify · bm25 · top 2") and "  2. " in out.stdout
+    try:
+        hits = ratio.search(QUERY, move="address", k=4, config=shipped)
+    finally:
+        ratio.api.clear_cache()
+    assert len(hits) == 4 and all(h["retriever"] == "bm25" for h in hits)
+
+
+def test_mcp_server(shipped):
+    calls = [("broaden", {"statement": QUERY, "k": 2})]
+    tools, results = anyio.run(_session, shipped, calls)
+    assert {"address", "broaden", "specify", "moves"} <= {t.name for t in tools.tools}
+    assert len(_payload(results[0])["results"]) == 2
