@@ -142,6 +142,10 @@ class JudgeConfig:
     # ~2.6x fewer generated tokens, ~1.6x faster on a CPU llama.cpp judge; a separate cache
     # key. Backends without an answer grammar (openai, batch) still get the full prompt.
     reasons: bool = True
+    # sample: the verdict is the sampled answer; logprob: the verdict is P(accept) (token
+    # probabilities) against the prompt's threshold in `thresholds` (from `ratio judge calibrate`)
+    scoring: str = "sample"
+    thresholds: dict = field(default_factory=dict)  # prompt id -> P(accept) threshold (0.5)
     extra_body: dict = field(default_factory=dict)  # e.g. {reasoning_effort = "medium"}
     n_ctx: int = 4096  # llamacpp context
     n_threads: int = 0  # llamacpp threads (0 = library default)

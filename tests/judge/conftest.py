@@ -7,12 +7,18 @@ the user message so tests can script behaviour:
 * ``GARBAGE``   -> always answers text that is not JSON
 * ``FLAKY``     -> the first answer for that exact message is not JSON, later ones are
 * ``RATELIMIT`` -> the first request for that message gets HTTP 429
+* ``p=0.73``    -> the model's P(accept) of every verdict is 0.73 (what ``logprobs`` report),
+  and it answers accepting when that is at least 0.5
 * otherwise the ``responder`` decides (default: accept when ``good`` is in the message)
+
+With ``logprobs`` requested, the answer comes back cut into word/space/punctuation tokens,
+each verdict value with both values among its ``top_logprobs``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import threading
@@ -56,14 +62,38 @@ def shaped_answer(system: str, accept: bool) -> str:
     return json.dumps({"decision": accept, "confidence": 0.9, "reason": "fake"})
 
 
+P_ACCEPT = re.compile(r"p=(0\.\d+)")
+
+
 def default_responder(system: str, user: str) -> str:
-    return shaped_answer(system, "good" in user)
+    m = P_ACCEPT.search(user)
+    return shaped_answer(system, float(m.group(1)) >= 0.5 if m else "good" in user)
+
+
+def token_logprobs(content: str, user: str) -> dict:
+    """``choices[0].logprobs`` for ``content``: verdict tokens carry both values."""
+    m = P_ACCEPT.search(user)
+    items = []
+    for tok in re.findall(r"\s+|\w+|[^\w\s]", content):
+        if tok.lower() in ("true", "false"):
+            yes, no = ("true", "false") if tok.islower() else ("True", "False")
+            pa = float(m.group(1)) if m else (0.9 if tok == yes else 0.1)
+            top = [
+                {"token": yes, "logprob": math.log(pa)},
+                {"token": no, "logprob": math.log(1 - pa)},
+            ]
+            lp = top[0]["logprob"] if tok == yes else top[1]["logprob"]
+        else:
+            top, lp = [{"token": tok, "logprob": 0.0}], 0.0
+        items.append({"token": tok, "logprob": lp, "bytes": None, "top_logprobs": top})
+    return {"content": items}
 
 
 class FakeOpenAI:
     def __init__(self):
         self.responder = default_responder
         self.chat_calls = 0
+        self.bodies: list[dict] = []  # every chat request body, batch lines included
         self.per_message: Counter[str] = Counter()
         self.fail_after: int | None = None  # answer 401 once this many chat calls succeeded
         self.files: dict[str, bytes] = {}
@@ -84,11 +114,12 @@ class FakeOpenAI:
 
     def answer(self, body: dict) -> tuple[int, dict]:
         system = body["messages"][0]["content"]
-        user = body["messages"][1]["content"]
+        user = body["messages"][-1]["content"]
         with self.lock:
             if self.fail_after is not None and self.chat_calls >= self.fail_after:
                 return 401, {"error": {"message": "invalid api key"}}
             self.per_message[user] += 1
+            self.bodies.append(body)
             n = self.per_message[user]
             self.chat_calls += 1
         if "RATELIMIT" in user and n == 1:
@@ -101,17 +132,17 @@ class FakeOpenAI:
             "prompt_tokens": (len(system) + len(user)) // 4,
             "completion_tokens": len(content) // 4,
         }
+        choice = {
+            "index": 0,
+            "message": {"role": "assistant", "content": content},
+            "finish_reason": "stop",
+            "logprobs": token_logprobs(content, user) if body.get("logprobs") else None,
+        }
         return 200, {
             "id": f"chatcmpl-{n}",
             "object": "chat.completion",
             "model": body["model"],
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
-                }
-            ],
+            "choices": [choice],
             "usage": usage,
         }
 

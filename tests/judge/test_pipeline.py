@@ -190,7 +190,7 @@ def test_calibrate_scores_prompts_against_labels(bench_config, fake_openai, tmp_
         "silver/address/minimal-v2",
         "silver/address/ordered-v2",
     }
-    lenient = e["prompts"]["silver/address/minimal-v2"]["single"]  # accepts qa1, qa3, qa4 == ann1
+    lenient = e["prompts"]["silver/address/minimal-v2"]["before"]  # accepts qa1, qa3, qa4 == ann1
     assert lenient["f1"] == 1.0 and lenient["kappa"] == 1.0
     assert e["kept"][0] == "silver/address/minimal-v2"
     assert e["human_panel"]["agreement"] == pytest.approx(0.75)
@@ -296,7 +296,7 @@ def test_annotation_items_from_the_silver_sample_reuse_its_judgments(
     with open(labels, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=[*rows[0].keys(), "annotator", "label"])
         w.writeheader()
-        w.writerows({**r, "annotator": "me", "label": "y"} for r in rows)
+        w.writerows({**r, "annotator": "me", "label": "yn"[i % 2]} for i, r in enumerate(rows))
     calls = fake_openai.chat_calls
     calibrate(bench_config, _judge(bench_config, fake_openai), labels, reference="me")
     assert fake_openai.chat_calls == calls  # every calibration judgment came from the cache

@@ -132,3 +132,25 @@ def test_verdicts_only_drops_reasons_at_every_depth_and_still_parses():
         "match_evaluation": {"is_match": "False"},
     }
     assert ps.parse(json.dumps(answer))["accepted"] is False
+
+
+def test_a_prompt_whose_output_format_lacks_its_verdict_field_is_an_error(tmp_path):
+    bad = tmp_path / "silver.specify.bad.toml"
+    bad.write_text(
+        'id = "silver/specify/bad"\nversion = "1"\ntask = "silver"\nrelation = "specify"\n'
+        'name = "bad"\nshape = "decision"\nuser = "{pair}"\n'
+        "system = '''Judge the pair.\nOUTPUT: {\"verdict\": true, \"reason\": \"...\"}'''\n"
+    )
+    with pytest.raises(PromptError, match=r"silver\.specify\.bad\.toml: verdict field 'decision'"):
+        load_prompts(str(tmp_path))
+
+
+def test_verdict_answers_parse_as_their_shape():
+    from ratio.judge.prompts import VERDICTS, example_answer
+
+    for shape in VERDICTS:
+        p = next(p for p in load_prompts().values() if p.shape == shape)
+        if shape == "marker":  # its parser also wants a confidence grade
+            continue
+        assert p.parse(example_answer(shape, True))["accepted"] is True
+        assert p.parse(example_answer(shape, False))["accepted"] is False

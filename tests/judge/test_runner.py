@@ -61,12 +61,27 @@ def test_invalid_json_is_retried_then_recorded_with_raw(fake_openai, tmp_path):
     assert [r.valid for r in again] == [True, False] and again[1].raw == garbage.raw
 
 
-def test_rate_limit_backs_off_exponentially(fake_openai, tmp_path):
+def test_rate_limit_is_retried_by_the_openai_client(fake_openai, tmp_path):
     sleeps: list[float] = []
     j = _judge(fake_openai, tmp_path, sleeps=sleeps)
     (r,) = j.run(_tasks("RATELIMIT good"))
-    assert r.valid and r.accepted and r.attempts == 2
-    assert len(sleeps) == 1 and 0.5 <= sleeps[0] <= 0.55
+    assert r.valid and r.accepted and r.attempts == 1
+    # the client saw the 429 and asked again itself; the runner did not add a second backoff
+    assert sum(n for m, n in fake_openai.per_message.items() if "RATELIMIT" in m) == 2
+    assert sleeps == []
+
+
+def test_unreachable_server_is_a_transport_failure_left_uncached(tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    backend = OpenAIChatBackend(f"http://127.0.0.1:{port}/v1", "m", max_retries=1, timeout_s=5)
+    j = Judge(backend, JudgmentCache(tmp_path / "u.sqlite"), progress=False)
+    (r,) = j.run(_tasks("a good pair"))
+    assert not r.valid and "Connection error" in r.error
+    assert JudgmentCache(tmp_path / "u.sqlite").count() == 0  # a rerun tries again
 
 
 def test_rerun_hits_cache_and_duplicates_are_paid_once(fake_openai, tmp_path):
@@ -132,3 +147,54 @@ def test_verdicts_only_answers_are_cached_apart(fake_openai, tmp_path):
     assert "reason" not in str(short.schema(t.prompt)) and "reason" in str(full.schema(t.prompt))
     full.run([t])
     assert short.run([t])[0].cached is False
+
+
+def test_logprob_scoring_reads_p_accept_and_applies_thresholds(fake_openai, tmp_path):
+    j = _judge(fake_openai, tmp_path)
+    j.scoring = "logprob"
+    res = j.run(_tasks("p=0.81 pair", "p=0.62 pair", "p=0.30 pair"))
+    assert [round(r.p_accept, 6) for r in res] == [0.81, 0.62, 0.30]
+    assert [r.accepted for r in res] == [True, True, False]  # the default threshold 0.5
+    assert all(b["logprobs"] and b["top_logprobs"] == 20 for b in fake_openai.bodies)
+    # a calibrated threshold changes the verdicts, not the requests: all from the cache
+    strict = _judge(fake_openai, tmp_path)
+    strict.scoring, strict.thresholds = "logprob", {"silver/specify/anchor-compact": 0.7}
+    again = strict.run(_tasks("p=0.81 pair", "p=0.62 pair", "p=0.30 pair"))
+    assert strict.usage.cached == 3 and [r.accepted for r in again] == [True, False, False]
+    table = results_table(again, strict.backend)
+    assert table["p_accept"].to_pylist() == [r.p_accept for r in again]
+    # sampled and scored judgments are cached apart
+    assert _judge(fake_openai, tmp_path).run(_tasks("p=0.81 pair"))[0].cached is False
+
+
+def test_problem_solution_p_accept_is_the_product_of_its_verdicts(fake_openai, tmp_path):
+    j = _judge(fake_openai, tmp_path)
+    j.scoring = "logprob"
+    p = get_prompt("silver/address/minimal-v2")
+    (r,) = j.run([Task(p, {"pair": "p=0.9 pair"}, "q", "c", "address")])
+    assert r.parsed["verdict_p"] == pytest.approx([0.9, 0.9, 0.9])
+    assert r.p_accept == pytest.approx(0.9**3)
+
+
+def test_few_shot_examples_are_earlier_turns_answered_by_their_labels(fake_openai, tmp_path):
+    from ratio.judge.runner import Shot
+
+    j = _judge(fake_openai, tmp_path)
+    shots = (Shot.of({"pair": "An accepted pair."}, True), Shot.of({"pair": "A bad one."}, False))
+    (t,) = _tasks("p=0.7 pair")
+    t.shots = shots
+    j.run([t])
+    msgs = fake_openai.bodies[-1]["messages"]
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert "An accepted pair." in msgs[1]["content"] and msgs[2]["content"] == '{"decision": true}'
+    assert msgs[4]["content"] == '{"decision": false}' and "p=0.7" in msgs[5]["content"]
+    (plain,) = _tasks("p=0.7 pair")
+    assert j.key(plain) != j.key(t)  # other examples, another request
+
+
+def test_batch_scoring_reads_logprobs_from_the_output_file(fake_openai, tmp_path):
+    j = _judge(fake_openai, tmp_path, batch=True)
+    j.scoring = "logprob"
+    res = j.run(_tasks("p=0.9 a", "p=0.2 b"))
+    assert [round(r.p_accept, 6) for r in res] == [0.9, 0.2]
+    assert len(fake_openai.batches) == 1 and all(b["logprobs"] for b in fake_openai.bodies)

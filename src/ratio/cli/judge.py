@@ -103,17 +103,32 @@ def calibrate_cmd(
     reference: str = typer.Option(
         "", help="reference annotator (default: the one with most labels)"
     ),
+    items: Path = typer.Option(
+        None, help="items CSV the labels were made from: every label must name one of its items"
+    ),
     keep: int = typer.Option(2, help="prompts kept per relation"),
+    scoring: str = typer.Option(
+        "", help="sample | logprob: verdicts or P(accept) (default: judge.scoring)"
+    ),
+    folds: int = typer.Option(5, help="cross-validation folds for the thresholds"),
+    shots: int = typer.Option(0, help="few-shot examples per request, from the other folds"),
+    seed: int = typer.Option(-1, help="fold and shot seed (default: build.seed)"),
     backend: str = _BACKEND,
     model: str = _MODEL,
     base_url: str = _BASE_URL,
 ) -> None:
-    """Score every silver prompt against human labels; keep the best two per relation."""
-    from ratio.judge.calibrate import calibrate, calibration_markdown
+    """Score every silver prompt against labels; CV thresholds; keep the best two per relation."""
+    from ratio.judge.calibrate import calibrate, calibration_markdown, load_labels
+    from ratio.judge.runner import open_judge
 
-    cfg, judge = _open(config, backend, model, base_url)
+    # the labels are checked before the judge (its cache file, its model) is opened
+    label_set = load_labels(
+        labels, items=items, relations=relation or None, reference=reference or None
+    )
+    cfg = _config(config, backend, model, base_url, {"judge.scoring": scoring} if scoring else None)
+    judge = open_judge(cfg)
     rep = calibrate(
-        cfg, judge, labels, relations=relation or None, reference=reference or None, keep=keep
+        cfg, judge, label_set, keep=keep, folds=folds, shots=shots, seed=seed if seed >= 0 else None
     )
     typer.echo(calibration_markdown(rep))
     typer.echo(_usage_line(judge.usage.to_dict()))

@@ -1,34 +1,49 @@
-"""Judge backends: one ``complete(system, user)`` call behind three transports.
+"""Judge backends: one request interface behind three transports.
 
-* :class:`OpenAIChatBackend`: chat completions over HTTP with
-  ``response_format={"type": "json_object"}`` -- OpenAI, vLLM, llama.cpp's server, Ollama.
-* :class:`OpenAIBatchBackend`: the OpenAI Batch API (upload JSONL, create a batch, poll,
-  download, map results back by ``custom_id``); half the price, hours of latency.
+* :class:`OpenAIChatBackend`: chat completions through the official ``openai`` client
+  against any base URL -- OpenAI, vLLM, llama.cpp's server, Ollama -- with
+  ``response_format={"type": "json_object"}``.
+* :class:`OpenAIBatchBackend`: the same client's Files and Batches APIs (upload JSONL,
+  create a batch, poll, download, map results back by ``custom_id``); half the price,
+  hours of latency.
 * :class:`LlamaCppBackend`: a GGUF model in process through llama-cpp-python, with the
   answer constrained by a JSON-schema grammar (offline, no server).
 
-HTTP uses only the standard library, so the paid-API path needs no extra dependency.
-Errors are sorted by what a caller should do: :class:`TransientError` (429, 5xx,
-timeouts: retry with backoff), :class:`RequestRejected` (400/413/422: this request
-cannot succeed; record it invalid) and :class:`FatalBackendError` (401/403/404:
-misconfiguration; stop the run instead of recording thousands of failures).
+Every backend can *sample* an answer (``complete``) or *score* one: return the
+probability of each yes/no verdict of the answer (``score``, ``Completion.verdict_p``).
+A sampled verdict of a small model is nearly always "yes"; the probability behind it
+still ranks pairs, and a threshold chosen on human labels turns it into a verdict
+(``ratio judge calibrate``). llama.cpp reads the probabilities straight off the logits
+(teacher forcing: the answer up to the verdict is given, the two values are compared);
+the OpenAI-compatible backends read them from the token log-probabilities
+(``logprobs``/``top_logprobs``) of a sampled answer.
+
+The ``openai`` client retries connection errors, 408/409/429 and 5xx itself (with
+backoff, honouring ``Retry-After``). What is left is sorted by what a caller should do:
+:class:`TransientError` (retries exhausted: leave uncached, a rerun tries again),
+:class:`RequestRejected` (400/413/422: this request cannot succeed; record it invalid)
+and :class:`FatalBackendError` (401/403/404: misconfiguration; stop the run instead of
+recording thousands of failures).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import threading
 import time
-import urllib.error
-import urllib.request
-import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+
 from ratio.config import JudgeConfig
 from ratio.io import RatioError
+from ratio.judge.prompts import VERDICTS, verdict_answer
 
 
 class JudgeError(RatioError):
@@ -47,18 +62,27 @@ class FatalBackendError(JudgeError):
     """Every request will fail the same way (authentication, unknown model or URL)."""
 
 
+Messages = list[dict[str, str]]
+
+
 @dataclass
 class Completion:
     text: str
     input_tokens: int = 0
     output_tokens: int = 0
+    # P(accept) of each yes/no verdict of the answer, in answer order (scoring only);
+    # None when they could not be read (the answer is then treated as invalid)
+    verdict_p: list[float] | None = None
 
     @classmethod
-    def with_usage(cls, text: str, usage: dict | None) -> Completion:
+    def with_usage(cls, text: str, usage: dict | None, **kw) -> Completion:
         """A completion with token counts from an OpenAI-style ``usage`` block (llama.cpp too)."""
         usage = usage or {}
         return cls(
-            text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+            text,
+            int(usage.get("prompt_tokens") or 0),
+            int(usage.get("completion_tokens") or 0),
+            **kw,
         )
 
 
@@ -66,20 +90,85 @@ class Backend(Protocol):
     kind: str
     model: str
     concurrency: int
+    retries_itself: bool  # transport retries happen inside the backend, not in the runner
 
     def complete(
-        self,
-        system: str,
-        user: str,
-        *,
-        schema: dict,
-        temperature: float,
-        max_tokens: int,
-        seed: int,
+        self, messages: Messages, *, schema: dict, temperature: float, max_tokens: int, seed: int
+    ) -> Completion: ...
+
+    def score(
+        self, messages: Messages, *, shape: str, schema: dict, max_tokens: int, seed: int
     ) -> Completion: ...
 
 
-# --------------------------------------------------------------------------- HTTP
+def scorable(shape: str) -> None:
+    if shape not in VERDICTS:
+        raise JudgeError(
+            f"answer shape {shape!r} has no yes/no verdict to score; scorable: {', '.join(VERDICTS)}"
+        )
+
+
+# --------------------------------------------------------------------------- verdict probabilities
+
+
+def _classify(rest: str, accept: str, reject: str) -> str | None:
+    """Which verdict value a token's text (after the value start) begins to spell."""
+    r = rest.lstrip().lower()
+    if not r:
+        return None
+    for name, lit in (("accept", accept.lower()), ("reject", reject.lower())):
+        if lit.startswith(r) or r.startswith(lit):
+            return name
+    return None
+
+
+def verdict_p_from_logprobs(content: list[dict], shape: str) -> list[float] | None:
+    """P(accept) per verdict from a sampled answer's ``logprobs.content`` (OpenAI format).
+
+    Each verdict value is found by its key in the answer text; the token that starts it
+    and that token's ``top_logprobs`` alternatives give the probability mass of each
+    value, renormalised over the two (what an answer grammar would allow). Steps after
+    the first are conditioned on the answer as sampled. None when a verdict is missing.
+    """
+    spans: list[tuple[int, int, str, list[dict]]] = []
+    pos = 0
+    for t in content:
+        tok = t.get("token") or ""
+        top = list(t.get("top_logprobs") or [])
+        if not any(a.get("token") == tok for a in top):
+            top.append({"token": tok, "logprob": t.get("logprob", 0.0)})
+        spans.append((pos, pos + len(tok), tok, top))
+        pos += len(tok)
+    text = "".join(s[2] for s in spans)
+    out: list[float] = []
+    start = 0
+    for step in VERDICTS[shape]:
+        quote = '"' if step.before.endswith('"') else ""
+        m = re.compile(re.escape(f'"{step.key}"') + r"\s*:\s*" + quote).search(text, start)
+        if m is None:
+            return None
+        at = m.end()
+        span = next((s for s in spans if s[0] <= at < s[1]), None)
+        if span is None:
+            return None
+        lead = text[span[0] : at]
+        mass = {"accept": 0.0, "reject": 0.0}
+        for alt in span[3]:
+            a = alt.get("token") or ""
+            if not a.startswith(lead):
+                continue
+            which = _classify(a[len(lead) :], step.accept, step.reject)
+            if which:
+                mass[which] += math.exp(float(alt.get("logprob", -1e9)))
+        total = mass["accept"] + mass["reject"]
+        if total <= 0:
+            return None
+        out.append(mass["accept"] / total)
+        start = at + 1
+    return out
+
+
+# --------------------------------------------------------------------------- OpenAI client
 
 
 def _classify_http(code: int, what: str, body: str) -> JudgeError:
@@ -95,6 +184,8 @@ class OpenAIChatBackend:
     """Chat completions against any OpenAI-compatible base URL (``.../v1``)."""
 
     kind = "openai"
+    retries_itself = True
+    TOP_LOGPROBS = 20  # the most OpenAI returns; enough for both verdict values
 
     def __init__(
         self,
@@ -105,87 +196,114 @@ class OpenAIChatBackend:
         timeout_s: float = 120.0,
         concurrency: int = 4,
         extra_body: dict | None = None,
+        max_retries: int = 3,
     ):
+        try:
+            import openai
+        except ImportError as e:
+            raise JudgeError(
+                f"the {self.kind} backend needs the openai client (`pip install 'ratio-ir[judge]'`)"
+            ) from e
+        self._openai = openai
         self.base_url = base_url.rstrip("/")
         self.model = model
-        self.api_key = api_key
-        self.timeout_s = timeout_s
         self.concurrency = max(1, concurrency)
         self.extra_body = dict(extra_body or {})
-
-    def _headers(self, content_type: str | None = "application/json") -> dict[str, str]:
-        h = {"Accept": "application/json"}
-        if content_type:
-            h["Content-Type"] = content_type
-        if self.api_key:
-            h["Authorization"] = f"Bearer {self.api_key}"
-        return h
-
-    def _http(
-        self,
-        method: str,
-        path: str,
-        data: bytes | None = None,
-        content_type: str | None = "application/json",
-    ) -> bytes:
-        url = f"{self.base_url}{path}"
-        req = urllib.request.Request(
-            url, data=data, method=method, headers=self._headers(content_type)
+        # local servers (llama.cpp, vLLM, Ollama) want no key; the client insists on one
+        self.client = openai.OpenAI(
+            base_url=self.base_url,
+            api_key=api_key or "no-key",
+            timeout=timeout_s,
+            max_retries=max_retries,
         )
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout_s) as r:
-                return r.read()
-        except urllib.error.HTTPError as e:
-            body = e.read().decode("utf-8", "replace") if e.fp else ""
-            raise _classify_http(e.code, f"{method} {url}", body) from None
-        except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
-            raise TransientError(f"{method} {url}: {getattr(e, 'reason', e)}") from None
 
-    def _json(self, method: str, path: str, payload: Any | None = None) -> dict:
-        data = json.dumps(payload).encode() if payload is not None else None
-        raw = self._http(method, path, data)
+    def _call(self, what: str, fn: Callable, *args, **kwargs):
+        """Run one client call, turning its typed errors into ours."""
+        oa = self._openai
         try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
-            raise TransientError(f"{method} {path}: response is not JSON: {raw[:200]!r}") from None
+            return fn(*args, **kwargs)
+        except oa.APIStatusError as e:
+            raise _classify_http(e.status_code, f"{what} {self.base_url}", str(e)) from None
+        except oa.APIConnectionError as e:  # includes timeouts
+            raise TransientError(f"{what} {self.base_url}: {e}") from None
 
-    def request_body(
-        self, system: str, user: str, *, temperature: float, max_tokens: int, seed: int
-    ) -> dict:
-        body: dict[str, Any] = {
+    def _kwargs(
+        self, messages: Messages, *, temperature: float, max_tokens: int, seed: int, logprobs: bool
+    ) -> dict[str, Any]:
+        kw: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "messages": messages,
             "temperature": temperature,
             "response_format": {"type": "json_object"},
             "seed": seed,
         }
         if "max_completion_tokens" not in self.extra_body:  # reasoning models want the other name
-            body["max_tokens"] = max_tokens
-        body.update(self.extra_body)
-        return body
+            kw["max_tokens"] = max_tokens
+        if logprobs:
+            kw["logprobs"] = True
+            kw["top_logprobs"] = self.TOP_LOGPROBS
+        return kw
 
-    @staticmethod
-    def parse_completion(resp: dict) -> Completion:
-        try:
-            text = resp["choices"][0]["message"].get("content") or ""
-        except (KeyError, IndexError, TypeError, AttributeError):
-            raise TransientError(f"malformed chat completion: {str(resp)[:200]}") from None
-        return Completion.with_usage(text, resp.get("usage"))
-
-    def complete(
+    def request_body(
         self,
-        system: str,
-        user: str,
+        messages: Messages,
         *,
-        schema: dict,
         temperature: float,
         max_tokens: int,
         seed: int,
-    ) -> Completion:
-        body = self.request_body(
-            system, user, temperature=temperature, max_tokens=max_tokens, seed=seed
+        logprobs: bool = False,
+    ) -> dict:
+        """The JSON body of one chat request (a Batch API line's ``body``)."""
+        kw = self._kwargs(
+            messages, temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=logprobs
         )
-        return self.parse_completion(self._json("POST", "/chat/completions", body))
+        return {**kw, **self.extra_body}
+
+    @staticmethod
+    def parse_completion(resp: dict, shape: str | None = None) -> Completion:
+        """Text, usage and (with ``shape``, when logprobs came back) the verdict probabilities."""
+        try:
+            choice = resp["choices"][0]
+            text = choice["message"].get("content") or ""
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise TransientError(f"malformed chat completion: {str(resp)[:200]}") from None
+        verdict_p = None
+        content = ((choice.get("logprobs") or {}).get("content")) if shape else None
+        if content:
+            verdict_p = verdict_p_from_logprobs(content, shape)
+        return Completion.with_usage(text, resp.get("usage"), verdict_p=verdict_p)
+
+    def _create(self, messages: Messages, **kw) -> dict:
+        resp = self._call(
+            "chat.completions.create",
+            self.client.chat.completions.create,
+            **self._kwargs(messages, **kw),
+            extra_body=self.extra_body or None,
+        )
+        return resp.model_dump()
+
+    def complete(
+        self, messages: Messages, *, schema: dict, temperature: float, max_tokens: int, seed: int
+    ) -> Completion:
+        resp = self._create(
+            messages, temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=False
+        )
+        return self.parse_completion(resp)
+
+    def score(
+        self, messages: Messages, *, shape: str, schema: dict, max_tokens: int, seed: int
+    ) -> Completion:
+        scorable(shape)
+        resp = self._create(
+            messages, temperature=0.0, max_tokens=max_tokens, seed=seed, logprobs=True
+        )
+        c = self.parse_completion(resp, shape)
+        if c.verdict_p is None and not ((resp["choices"][0].get("logprobs") or {}).get("content")):
+            raise FatalBackendError(
+                f"{self.base_url} returned no token logprobs for {self.model}; "
+                "use judge.scoring = 'sample' with this server"
+            )
+        return c
 
 
 class OpenAIBatchBackend(OpenAIChatBackend):
@@ -196,22 +314,14 @@ class OpenAIBatchBackend(OpenAIChatBackend):
     DONE = ("completed", "failed", "expired", "cancelled")
 
     def upload(self, lines: list[dict]) -> str:
-        boundary = uuid.uuid4().hex
         payload = "".join(json.dumps(x) + "\n" for x in lines).encode()
-        parts = [
-            f'--{boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n'.encode(),
-            (
-                f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
-                f'filename="ratio-judge.jsonl"\r\nContent-Type: application/jsonl\r\n\r\n'
-            ).encode()
-            + payload
-            + b"\r\n",
-            f"--{boundary}--\r\n".encode(),
-        ]
-        raw = self._http(
-            "POST", "/files", b"".join(parts), f"multipart/form-data; boundary={boundary}"
+        f = self._call(
+            "files.create",
+            self.client.files.create,
+            file=("ratio-judge.jsonl", payload, "application/jsonl"),
+            purpose="batch",
         )
-        return json.loads(raw)["id"]
+        return f.id
 
     def submit(self, requests: list[tuple[str, dict]]) -> str:
         """Upload ``(custom_id, chat body)`` pairs and create a batch; returns its id."""
@@ -220,12 +330,14 @@ class OpenAIBatchBackend(OpenAIChatBackend):
             for cid, body in requests
         ]
         file_id = self.upload(lines)
-        batch = self._json(
-            "POST",
-            "/batches",
-            {"input_file_id": file_id, "endpoint": self.ENDPOINT, "completion_window": "24h"},
+        batch = self._call(
+            "batches.create",
+            self.client.batches.create,
+            input_file_id=file_id,
+            endpoint=self.ENDPOINT,
+            completion_window="24h",
         )
-        return batch["id"]
+        return batch.id
 
     def wait(
         self, batch_id: str, poll_s: float, timeout_s: float = 26 * 3600, sleep=time.sleep
@@ -233,7 +345,9 @@ class OpenAIBatchBackend(OpenAIChatBackend):
         start = time.monotonic()
         while True:
             try:
-                batch = self._json("GET", f"/batches/{batch_id}")
+                batch = self._call(
+                    "batches.retrieve", self.client.batches.retrieve, batch_id
+                ).model_dump()
             except TransientError:
                 batch = {"status": "unknown"}
             if batch.get("status") in self.DONE:
@@ -244,16 +358,21 @@ class OpenAIBatchBackend(OpenAIChatBackend):
                 )
             sleep(poll_s)
 
-    def results(self, batch: dict) -> dict[str, Completion | str]:
-        """``custom_id`` -> :class:`Completion`, or an error string for a failed request."""
+    def results(
+        self, batch: dict, shapes: dict[str, str] | None = None
+    ) -> dict[str, Completion | str]:
+        """``custom_id`` -> :class:`Completion`, or an error string for a failed request.
+
+        ``shapes`` (custom_id -> answer shape) asks for the verdict probabilities of
+        scored requests.
+        """
         out: dict[str, Completion | str] = {}
         for field_ in ("output_file_id", "error_file_id"):
             fid = batch.get(field_)
             if not fid:
                 continue
-            for line in (
-                self._http("GET", f"/files/{fid}/content", None, None).decode().splitlines()
-            ):
+            text = self._call("files.content", self.client.files.content, fid).text
+            for line in text.splitlines():
                 if not line.strip():
                     continue
                 rec = json.loads(line)
@@ -263,13 +382,17 @@ class OpenAIBatchBackend(OpenAIChatBackend):
                     out[cid] = f"batch error: {rec.get('error') or resp.get('body')}"
                     continue
                 try:
-                    out[cid] = self.parse_completion(resp.get("body") or {})
+                    out[cid] = self.parse_completion(
+                        resp.get("body") or {}, (shapes or {}).get(cid)
+                    )
                 except TransientError as e:
                     out[cid] = str(e)
         return out
 
     def complete(self, *args, **kwargs) -> Completion:  # pragma: no cover - batch only
         raise JudgeError("the batch backend answers whole batches; use Judge.run")
+
+    score = complete
 
 
 # --------------------------------------------------------------------------- llama.cpp
@@ -312,11 +435,21 @@ def llama_cpp_available() -> bool:
     return True
 
 
+def _common_prefix(a, b) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 class LlamaCppBackend:
     """A GGUF model in this process; answers constrained to the prompt's JSON schema."""
 
     kind = "llamacpp"
     concurrency = 1  # one model, one context: calls are serialised
+    retries_itself = False
 
     def __init__(self, model: str, *, n_ctx: int = 4096, n_threads: int = 0, seed: int = 0):
         try:
@@ -328,6 +461,7 @@ class LlamaCppBackend:
         path = resolve_gguf(model)
         self.model = path.name
         self._lock = threading.Lock()
+        self._formatter = None
         self.llm = Llama(
             model_path=str(path),
             n_ctx=n_ctx,
@@ -337,18 +471,11 @@ class LlamaCppBackend:
         )
 
     def complete(
-        self,
-        system: str,
-        user: str,
-        *,
-        schema: dict,
-        temperature: float,
-        max_tokens: int,
-        seed: int,
+        self, messages: Messages, *, schema: dict, temperature: float, max_tokens: int, seed: int
     ) -> Completion:
         with self._lock:
             out = self.llm.create_chat_completion(
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                messages=messages,
                 response_format={"type": "json_object", "schema": schema},
                 temperature=temperature,
                 max_tokens=max_tokens,
@@ -356,6 +483,79 @@ class LlamaCppBackend:
             )
         return Completion.with_usage(
             out["choices"][0]["message"].get("content") or "", out.get("usage")
+        )
+
+    # -- scoring ----------------------------------------------------------------
+
+    def _chat_prompt(self, messages: Messages) -> str:
+        """The model's own chat template applied to ``messages``, ready for the answer."""
+        if self._formatter is None:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            template = self.llm.metadata.get("tokenizer.chat_template")
+            if not template:
+                raise JudgeError(f"{self.model}: the GGUF has no chat template to score with")
+
+            def text(tok: int) -> str:
+                return self.llm.detokenize([tok], special=True).decode() if tok >= 0 else ""
+
+            self._formatter = Jinja2ChatFormatter(
+                template=template,
+                eos_token=text(self.llm.token_eos()),
+                bos_token=text(self.llm.token_bos()),
+            )
+        return self._formatter(messages=messages).prompt
+
+    def _tokens(self, text: str) -> list[int]:
+        # the template already wrote any BOS text; special=True turns it into the token
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def _next_logprobs(self, tokens: list[int]):
+        """log P(next token | tokens), reusing the evaluated prefix already in the KV cache."""
+        import llama_cpp
+
+        llm = self.llm
+        if len(tokens) >= llm.n_ctx():
+            raise RequestRejected(f"{len(tokens)} tokens do not fit n_ctx = {llm.n_ctx()}")
+        # keep at least one token to evaluate, so the logits belong to this sequence
+        keep = _common_prefix(llm.input_ids[: llm.n_tokens].tolist(), tokens[:-1])
+        llm.n_tokens = keep  # eval() drops the KV cache from here on
+        llm.eval(tokens[keep:])
+        logits = np.ctypeslib.as_array(
+            llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(llm.n_vocab(),)
+        ).astype(np.float64)
+        logits -= logits.max()
+        return logits - math.log(float(np.exp(logits).sum()))
+
+    def score(
+        self, messages: Messages, *, shape: str, schema: dict, max_tokens: int, seed: int
+    ) -> Completion:
+        """P(accept) of every verdict step, the answer before it given (teacher forcing).
+
+        Each step compares the first token where the accepting and the rejecting answer
+        texts part (``true`` vs ``false``, ``True`` vs ``False``); later steps follow the
+        accepting branch, so the product of the steps is P(the whole answer accepts).
+        """
+        scorable(shape)
+        with self._lock:
+            prompt = self._chat_prompt(messages)
+            answer, probs = "", []
+            n_prompt = len(self._tokens(prompt))
+            for step in VERDICTS[shape]:
+                head = prompt + answer + step.before
+                acc, rej = self._tokens(head + step.accept), self._tokens(head + step.reject)
+                at = _common_prefix(acc, rej)
+                if at == 0 or at >= min(len(acc), len(rej)):
+                    raise JudgeError(
+                        f"{self.model}: cannot tell {step.accept!r} from {step.reject!r}"
+                    )
+                lp = self._next_logprobs(acc[:at])
+                a, r = float(lp[acc[at]]), float(lp[rej[at]])
+                probs.append(1.0 / (1.0 + math.exp(r - a)))
+                answer += step.before + step.accept
+            n_answer = len(self._tokens(prompt + answer)) - n_prompt
+        return Completion(
+            verdict_answer(shape, [p >= 0.5 for p in probs]), n_prompt, n_answer, probs
         )
 
 
@@ -373,6 +573,7 @@ def make_backend(cfg: JudgeConfig, seed: int = 0) -> Backend:
             timeout_s=cfg.timeout_s,
             concurrency=cfg.concurrency,
             extra_body=cfg.extra_body,
+            max_retries=cfg.max_retries,
         )
     raise JudgeError(
         f"judge.backend: unknown backend {cfg.backend!r}; use openai, batch or llamacpp"

@@ -1,15 +1,28 @@
 """Prompt calibration against human labels (paper 4.3, Appendix E, Table 10).
 
-Every candidate silver prompt of a relation judges the human-labelled pairs; each is
-scored against the reference annotator (agreement, precision, recall, F1 with
-"accept" as the positive class, Cohen's kappa) and, when several annotators labelled
-the same pairs, against the panel (agreement, F1 and Krippendorff's alpha averaged
-over prompt-annotator pairs, next to the same numbers averaged over annotator pairs).
-The two prompts with the highest single-annotator F1 are kept per relation.
+Every candidate silver prompt of a relation judges the labelled pairs; each is scored
+against the reference annotator (agreement, precision, recall, F1 with "accept" as the
+positive class, Cohen's kappa, and the AUC of the judge's P(accept)) and, when several
+annotators labelled the same pairs, against the panel (agreement, F1 and Krippendorff's
+alpha averaged over prompt-annotator pairs, next to the same numbers -- and Cohen's
+kappa -- averaged over annotator pairs: the agreement of the independent passes).
+
+A judge that scores (``judge.scoring = "logprob"``) gives each pair P(accept) instead of
+a sampled yes/no. Calibration then picks each prompt's threshold on P(accept): a seeded,
+label-stratified k-fold cross-validation chooses the threshold that maximises kappa on
+the other folds and applies it to the held-out fold, so the reported "after" numbers are
+out-of-sample; "before" is the judge's own verdict (the greedy/sampled answer). The
+threshold finally kept is the one chosen on all labelled pairs, printed as a
+``[judge.thresholds]`` snippet. With ``shots > 0`` every pair is judged with that many
+labelled examples (half accepts, half rejects) drawn from the *other* folds only.
+Prompts are ranked by kappa after calibration (F1 alone rewards accepting everything:
+at a 60% base rate an accept-all judge has F1 .75 and kappa 0); the best ``keep`` stay.
 
 Labels come from ``ratio judge annotate`` as CSV rows: ``item_id, relation, query_id,
 candidate_id, query, marker, candidate, annotator, label`` with label ``y``/``n``
-(``s`` = skipped, ignored).
+(``s`` = skipped, ignored). They are checked before anything is judged or written:
+unknown relations or item ids (against the items CSV), conflicting duplicate labels,
+and a relation whose reference labels hold a single class are errors naming the file.
 """
 
 from __future__ import annotations
@@ -17,15 +30,19 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import random
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ratio.config import RunConfig
 from ratio.io import RatioError
+from ratio.judge.annotate import ITEM_FIELDS, read_items
 from ratio.judge.prompts import candidates_for, silver_pair_text
-from ratio.judge.runner import Judge, Task, judge_out, write_report
+from ratio.judge.runner import Judge, Result, Shot, Task, judge_out, write_report
+from ratio.records import RELATIONS
 
 # --------------------------------------------------------------------------- agreement metrics
 
@@ -98,42 +115,200 @@ def krippendorff_alpha_nominal(data: Sequence[Sequence[Hashable | None]]) -> flo
     return 1.0 - d_o / d_e
 
 
+def roc_auc(y_true: Sequence[bool], scores: Sequence[float]) -> float:
+    """Area under the ROC curve: P(a random positive scores above a random negative), ties 1/2."""
+    if len(y_true) != len(scores):
+        raise ValueError("label and score lists differ in length")
+    pos = [s for t, s in zip(y_true, scores, strict=True) if t]
+    neg = [s for t, s in zip(y_true, scores, strict=True) if not t]
+    if not pos or not neg:
+        return float("nan")
+    # Mann-Whitney U from mid-ranks (ties share their average rank)
+    order = sorted(range(len(scores)), key=lambda i: scores[i])
+    ranks = [0.0] * len(scores)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and scores[order[j + 1]] == scores[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    r_pos = sum(r for r, t in zip(ranks, y_true, strict=True) if t)
+    return (r_pos - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
+
+
+def best_threshold(y_true: Sequence[bool], scores: Sequence[float]) -> float:
+    """The threshold on ``scores`` (accept when ``score >= t``) with the highest Cohen's kappa.
+
+    Candidates are the midpoints between neighbouring distinct scores plus one below and
+    one above them all; among equally good ones the middle one is taken.
+    """
+    vals = sorted(set(scores))
+    if not vals:
+        raise ValueError("no scores")
+    cands = (
+        [vals[0] - 1e-9] + [(a + b) / 2 for a, b in itertools.pairwise(vals)] + [vals[-1] + 1e-9]
+    )
+    kappas = [cohen_kappa(list(y_true), [s >= t for s in scores]) for t in cands]
+    best = max(kappas)
+    tied = [t for t, k in zip(cands, kappas, strict=True) if k >= best - 1e-12]
+    return tied[len(tied) // 2]
+
+
+def stratified_folds(y: Sequence[bool], k: int, seed: int) -> list[int]:
+    """A fold number per item: each class shuffled (seeded) and dealt round-robin."""
+    rng = random.Random(seed)
+    fold = [0] * len(y)
+    offset = 0
+    for cls in (True, False):
+        idx = [i for i, v in enumerate(y) if bool(v) == cls]
+        rng.shuffle(idx)
+        for j, i in enumerate(idx):
+            fold[i] = (offset + j) % k
+        offset += len(idx)
+    return fold
+
+
+def cross_validated(
+    y: Sequence[bool], scores: Sequence[float], fold: Sequence[int]
+) -> tuple[list[bool], list[float]]:
+    """Out-of-fold verdicts: each fold thresholded at the best threshold of the others."""
+    pred = [False] * len(y)
+    thresholds = []
+    for f in sorted(set(fold)):
+        train = [i for i in range(len(y)) if fold[i] != f]
+        t = best_threshold([y[i] for i in train], [scores[i] for i in train])
+        thresholds.append(t)
+        for i in range(len(y)):
+            if fold[i] == f:
+                pred[i] = scores[i] >= t
+    return pred, thresholds
+
+
+def scores_with_kappa(y_true: Sequence[bool], y_pred: Sequence[bool]) -> dict[str, float]:
+    return binary_scores(y_true, y_pred) | {"kappa": cohen_kappa(list(y_true), list(y_pred))}
+
+
 # --------------------------------------------------------------------------- labels
 
+LABEL_FIELDS = ("relation", "query_id", "candidate_id", "query", "marker", "candidate")
+Unit = tuple[str, str, str]  # relation, query id, candidate id
 
-def read_labels(path: str | Path) -> list[dict[str, str]]:
-    """Rows of a labels CSV; skipped (``s``) rows dropped, the rest checked."""
+
+def read_labels(path: str | Path, items: str | Path | None = None) -> list[dict[str, str]]:
+    """Rows of a labels CSV, checked; skipped (``s``) rows dropped.
+
+    With ``items`` (the items CSV the labels were made from) every label must name a
+    known item and repeat its text exactly. Each error names the file, line and field.
+    """
     p = Path(path)
     if not p.is_file():
         raise RatioError(f"labels file not found: {p}")
-    need = (
-        "relation",
-        "query_id",
-        "candidate_id",
-        "query",
-        "marker",
-        "candidate",
-        "annotator",
-        "label",
-    )
+    known = {r["item_id"]: r for r in read_items(Path(items))} if items else None
+    need = (*LABEL_FIELDS, "annotator", "label") + (("item_id",) if known is not None else ())
     with open(p, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in need if c not in (reader.fieldnames or [])]
         if missing:
             raise RatioError(f"{p}: missing column(s) {', '.join(missing)}")
-        rows = []
+        rows, seen = [], {}
         for i, row in enumerate(reader, 2):
-            lab = row["label"].strip().lower()
+            lab = (row["label"] or "").strip().lower()
+            if lab not in ("y", "n", "s"):
+                raise RatioError(f"{p}:{i}: label must be y, n or s, got {row['label']!r}")
+            if row["relation"] not in RELATIONS:
+                raise RatioError(
+                    f"{p}:{i}: unknown relation {row['relation']!r}; known: {', '.join(RELATIONS)}"
+                )
+            for f in ("query_id", "candidate_id", "annotator"):
+                if not (row[f] or "").strip():
+                    raise RatioError(f"{p}:{i}: empty {f}")
+            if known is not None:
+                item = known.get(row["item_id"])
+                if item is None:
+                    raise RatioError(f"{p}:{i}: item_id {row['item_id']!r} is not in {items}")
+                for f in ITEM_FIELDS:
+                    if row[f] != item[f]:
+                        raise RatioError(
+                            f"{p}:{i}: field {f!r} of item {row['item_id']!r} differs from {items}"
+                        )
             if lab == "s":
                 continue
-            if lab not in ("y", "n"):
-                raise RatioError(f"{p}:{i}: label must be y, n or s, got {row['label']!r}")
+            key = (row["annotator"], _unit(row))
+            if key in seen and seen[key][0] != lab:
+                raise RatioError(
+                    f"{p}:{i}: annotator {row['annotator']!r} labelled {_unit(row)} "
+                    f"{seen[key][0]!r} on line {seen[key][1]} and {lab!r} here"
+                )
+            seen[key] = (lab, i)
             rows.append(row)
     return rows
 
 
-def _unit(row: dict) -> tuple[str, str, str]:
+def _unit(row: dict) -> Unit:
     return row["relation"], row["query_id"], row["candidate_id"]
+
+
+@dataclass
+class LabelSet:
+    """Validated labels: per annotator a verdict per unit, and each unit's texts."""
+
+    path: Path
+    by_annot: dict[str, dict[Unit, bool]]
+    texts: dict[Unit, dict[str, str]]
+    reference: str
+    relations: list[str]
+
+    def units(self, relation: str) -> list[Unit]:
+        return sorted(u for u in self.texts if u[0] == relation)
+
+    def reference_units(self, relation: str) -> list[Unit]:
+        return [u for u in self.units(relation) if u in self.by_annot[self.reference]]
+
+
+def load_labels(
+    path: str | Path,
+    *,
+    items: str | Path | None = None,
+    relations: list[str] | None = None,
+    reference: str | None = None,
+) -> LabelSet:
+    """Read and check the labels calibration needs, before anything is judged or written."""
+    p = Path(path)
+    rows = read_labels(p, items)
+    if not rows:
+        raise RatioError(f"{p}: no y/n labels")
+    by_annot: dict[str, dict[Unit, bool]] = defaultdict(dict)
+    texts: dict[Unit, dict] = {}
+    for r in rows:
+        u = _unit(r)
+        by_annot[r["annotator"]][u] = r["label"].strip().lower() == "y"
+        first = texts.setdefault(u, r)
+        for f in ("query", "marker", "candidate"):
+            if first[f] != r[f]:
+                raise RatioError(
+                    f"{p}: field {f!r} of {u} differs between annotators "
+                    f"{first['annotator']!r} and {r['annotator']!r}"
+                )
+    ref = reference or max(sorted(by_annot), key=lambda a: len(by_annot[a]))
+    if ref not in by_annot:
+        raise RatioError(
+            f"{p}: reference annotator {ref!r} has no labels; annotators: {', '.join(sorted(by_annot))}"
+        )
+    present = sorted({u[0] for u in texts})
+    rels = relations or present
+    for rel in rels:
+        if rel not in present:
+            raise RatioError(f"{p}: no labels for relation {rel!r}; labelled: {', '.join(present)}")
+        classes = {by_annot[ref][u] for u in texts if u[0] == rel and u in by_annot[ref]}
+        if len(classes) < 2:
+            only = {True: "y", False: "n"}[classes.pop()] if classes else "nothing"
+            raise RatioError(
+                f"{p}: field 'label': annotator {ref!r} labelled every {rel} pair {only!r}; "
+                "calibration needs both y and n labels per relation"
+            )
+    return LabelSet(p, dict(by_annot), texts, ref, list(rels))
 
 
 def panel_scores(
@@ -152,101 +327,188 @@ def panel_scores(
         s = binary_scores(yb, ya)
         agg["agreement"].append(s["agreement"])
         agg["f1"].append(s["f1"])
+        agg["kappa"].append(cohen_kappa(ya, yb))
         agg["alpha"].append(krippendorff_alpha_nominal([ya, yb]))
     return {k: sum(v) / len(v) for k, v in agg.items()} | {"pairs": len(agg["f1"])}
+
+
+# --------------------------------------------------------------------------- calibration
+
+
+def _pick_shots(
+    units: list[Unit], labels: dict[Unit, bool], texts: dict[Unit, dict], n: int, seed: int
+) -> tuple[Shot, ...]:
+    """``n`` labelled examples from ``units``, half accepts and half rejects, seeded order."""
+    rng = random.Random(seed)
+    pos = [u for u in units if labels[u]]
+    neg = [u for u in units if not labels[u]]
+    n_pos = min(len(pos), (n + 1) // 2)
+    chosen = rng.sample(pos, n_pos) + rng.sample(neg, min(len(neg), n - n_pos))
+    rng.shuffle(chosen)
+    return tuple(Shot.of({"pair": _pair(texts[u])}, labels[u]) for u in chosen)
+
+
+def _pair(row: dict) -> str:
+    return silver_pair_text(row["query"], row["marker"], row["candidate"])
+
+
+def _judge_prompt(
+    judge: Judge,
+    prompt,
+    units: list[Unit],
+    labels: LabelSet,
+    fold: dict[Unit, int],
+    shots: int,
+    seed: int,
+) -> dict[Unit, Result]:
+    """One result per unit; with shots, each fold is judged with examples from the others."""
+    ref = labels.by_annot[labels.reference]
+    groups = sorted(set(fold.values())) if shots else [None]
+    out: dict[Unit, Result] = {}
+    for g in groups:
+        members = [u for u in units if g is None or fold[u] == g]
+        ex: tuple[Shot, ...] = ()
+        if shots:
+            pool = [u for u in ref if u[0] == prompt.relation and fold.get(u) != g]
+            ex = _pick_shots(sorted(pool), ref, labels.texts, shots, seed * 1000 + g)
+        tasks = [
+            Task(prompt, {"pair": _pair(labels.texts[u])}, u[1], u[2], u[0], ex) for u in members
+        ]
+        desc = f"calibrate {prompt.id}" + (f" fold {g}" if g is not None else "")
+        out.update(zip(members, judge.run(tasks, desc=desc), strict=True))
+    return out
 
 
 def calibrate(
     config: RunConfig,
     judge: Judge,
-    labels_path: str | Path,
+    labels: LabelSet | str | Path,
     *,
     relations: list[str] | None = None,
     reference: str | None = None,
     keep: int = 2,
+    folds: int = 5,
+    shots: int = 0,
+    items: str | Path | None = None,
+    seed: int | None = None,
     write: bool = True,
 ) -> dict[str, Any]:
-    """Score every silver prompt per relation against the human labels; keep the best ``keep``."""
-    rows = read_labels(labels_path)
-    if not rows:
-        raise RatioError(f"{labels_path}: no y/n labels")
-    by_annot: dict[str, dict[tuple, bool]] = defaultdict(dict)
-    texts: dict[tuple, dict] = {}
-    for r in rows:
-        by_annot[r["annotator"]][_unit(r)] = r["label"].strip().lower() == "y"
-        texts[_unit(r)] = r
-    ref = reference or max(by_annot, key=lambda a: len(by_annot[a]))
-    if ref not in by_annot:
-        raise RatioError(
-            f"reference annotator {ref!r} has no labels; annotators: {', '.join(by_annot)}"
-        )
-    rels = relations or sorted({u[0] for u in texts})
+    """Score every silver prompt per relation against the labels; thresholds by CV; keep the best."""
+    if not isinstance(labels, LabelSet):
+        labels = load_labels(labels, items=items, relations=relations, reference=reference)
+    if folds < 2:
+        raise RatioError(f"folds must be at least 2, got {folds}")
+    seed = config.build.seed if seed is None else seed
+    by_annot, ref = labels.by_annot, labels.reference
     report: dict[str, Any] = {
+        "labels": str(labels.path),
         "reference": ref,
-        "annotators": sorted(by_annot),
+        "annotators": {a: len(v) for a, v in sorted(by_annot.items())},
         "relations": {},
         "model": judge.backend.model,
         "backend": judge.backend.kind,
+        "scoring": judge.scoring,
+        "folds": folds,
+        "shots": shots,
+        "seed": seed,
     }
-    for rel in rels:
-        units = sorted(u for u in texts if u[0] == rel)
+    for rel in labels.relations:
+        units = labels.units(rel)
+        ref_units = labels.reference_units(rel)
+        y = [by_annot[ref][u] for u in ref_units]
+        k = min(folds, sum(y), len(y) - sum(y))
+        fold_of = dict(zip(ref_units, stratified_folds(y, max(k, 1), seed), strict=True))
+        others = [u for u in units if u not in fold_of]  # labelled by other annotators only
+        for j, u in enumerate(others):
+            fold_of[u] = j % max(k, 1)
         panel_units = [u for u in units if sum(u in by_annot[a] for a in by_annot) >= 2]
         entry: dict[str, Any] = {
             "n_units": len(units),
+            "n_reference": len(ref_units),
+            "reference_accept_rate": sum(y) / len(y),
             "n_panel_units": len(panel_units),
+            "cv_folds": k if k >= 2 else None,
             "prompts": {},
         }
         if len(by_annot) >= 2 and panel_units:
             entry["human_panel"] = panel_scores(by_annot, panel_units, None)
         for p in candidates_for("silver", rel):
-            tasks = [
-                Task(
-                    p,
-                    {
-                        "pair": silver_pair_text(
-                            texts[u]["query"], texts[u]["marker"], texts[u]["candidate"]
-                        )
-                    },
-                    u[1],
-                    u[2],
-                    rel,
+            res = _judge_prompt(judge, p, units, labels, fold_of, shots if k >= 2 else 0, seed)
+            greedy = {u: bool(r.valid and (r.parsed or {}).get("accepted")) for u, r in res.items()}
+            if judge.scoring == "logprob":
+                score = {u: (r.p_accept if r.p_accept is not None else 0.0) for u, r in res.items()}
+            else:
+                score = {u: float(greedy[u]) for u in units}
+            s = [score[u] for u in ref_units]
+            e: dict[str, Any] = {
+                "invalid": sum(1 for r in res.values() if not r.valid),
+                "before": scores_with_kappa(y, [greedy[u] for u in ref_units]),
+                "auc": roc_auc(y, s),
+                "threshold": best_threshold(y, s),
+            }
+            final = dict(greedy)
+            if k >= 2:
+                pred, fold_t = cross_validated(y, s, [fold_of[u] for u in ref_units])
+                e["after"] = scores_with_kappa(y, pred)
+                e["fold_thresholds"] = fold_t
+                final = {u: score[u] >= e["threshold"] for u in units} | dict(
+                    zip(ref_units, pred, strict=True)
                 )
-                for u in units
-            ]
-            res = judge.run(tasks, desc=f"calibrate {p.id}")
-            pred = {u: bool(r.valid and r.accepted) for u, r in zip(units, res, strict=True)}
-            ref_units = [u for u in units if u in by_annot[ref]]
-            yt = [by_annot[ref][u] for u in ref_units]
-            yp = [pred[u] for u in ref_units]
-            single = binary_scores(yt, yp) | {"kappa": cohen_kappa(yt, yp)}
-            e = {"single": single, "invalid": sum(1 for r in res if not r.valid)}
             if len(by_annot) >= 2 and panel_units:
-                e["panel"] = panel_scores(by_annot, panel_units, pred)
+                e["panel"] = panel_scores(by_annot, panel_units, final)
             entry["prompts"][p.id] = e
-        ranked = sorted(entry["prompts"], key=lambda pid: -entry["prompts"][pid]["single"]["f1"])
-        entry["kept"] = ranked[:keep]
+
+        ranked = sorted(entry["prompts"].items(), key=lambda kv: _rank(kv[1]))
+        entry["kept"] = [pid for pid, _ in ranked[:keep]]
         report["relations"][rel] = entry
     report["usage"] = judge.usage.to_dict()
-    report["config_snippet"] = "[judge.prompts]\n" + "\n".join(
-        f"{rel} = {json.dumps([pid.rsplit('/', 1)[-1] for pid in e['kept']])}"
-        for rel, e in report["relations"].items()
-    )
+    report["config_snippet"] = config_snippet(report)
     if write:
         out = judge_out(config) / "calibration"
         write_report(out, report, calibration_markdown(report))
     return report
 
 
+def _rank(e: dict) -> tuple[float, float]:
+    """Best first: kappa after calibration (before, without CV), then F1."""
+    s = e.get("after") or e["before"]
+    return (-s["kappa"], -s["f1"])
+
+
+def config_snippet(r: dict) -> str:
+    lines = ["[judge.prompts]"]
+    lines += [
+        f"{rel} = {json.dumps([pid.rsplit('/', 1)[-1] for pid in e['kept']])}"
+        for rel, e in r["relations"].items()
+    ]
+    if r.get("scoring") == "logprob":
+        lines += ["", '# and under [judge]: scoring = "logprob"', "[judge.thresholds]"]
+        lines += [
+            f'"{pid}" = {e["prompts"][pid]["threshold"]:.4f}'
+            for e in r["relations"].values()
+            for pid in e["kept"]
+        ]
+    return "\n".join(lines)
+
+
 def calibration_markdown(r: dict) -> str:
+    shots = f", {r['shots']}-shot" if r.get("shots") else ""
     lines = [
-        f"# Prompt calibration ({r['backend']} · {r['model']}; reference annotator {r['reference']})",
+        f"# Prompt calibration ({r['backend']} · {r['model']}; scoring {r.get('scoring', 'sample')}"
+        f"{shots}; reference annotator {r['reference']})",
         "",
-        "| relation | source | panel Agr. | panel F1 | panel α | Agr. | F1 | κ | P | R | kept |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        f"Labels: `{r.get('labels', '')}` — "
+        + ", ".join(f"{a}: {n}" for a, n in r["annotators"].items())
+        + f". Thresholds by {r.get('folds', 5)}-fold stratified cross-validation (seed {r.get('seed')}); "
+        "“before” is the judge's own verdict, “after” the out-of-fold thresholded one.",
+        "",
+        "| relation | source | n | panel Agr. | panel κ | panel α | AUC | κ before | κ after "
+        "| F1 before | F1 after | Agr. before | Agr. after | threshold | kept |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
 
     def f(d: dict | None, k: str, pct: bool = False) -> str:
-        if not d or k not in d:
+        if not d or k not in d or d[k] != d[k]:
             return "–"
         return f"{100 * d[k]:.1f}" if pct else f"{d[k]:.2f}"
 
@@ -254,15 +516,18 @@ def calibration_markdown(r: dict) -> str:
         if "human_panel" in e:
             h = e["human_panel"]
             lines.append(
-                f"| {rel} | human annotators | {f(h, 'agreement', True)} | {f(h, 'f1')} | "
-                f"{f(h, 'alpha')} | – | – | – | – | – | |"
+                f"| {rel} | annotators ({h['pairs']} pair(s)) | {e['n_panel_units']} | "
+                f"{f(h, 'agreement', True)} | {f(h, 'kappa')} | {f(h, 'alpha')} |"
+                + " – |" * 9
+                + " |"
             )
         for pid, p in e["prompts"].items():
-            s, pn = p["single"], p.get("panel")
+            b, a, pn = p["before"], p.get("after"), p.get("panel")
             lines.append(
-                f"| {rel} | {pid.rsplit('/', 1)[-1]} | {f(pn, 'agreement', True)} | {f(pn, 'f1')} | {f(pn, 'alpha')} | "
-                f"{f(s, 'agreement', True)} | {f(s, 'f1')} | {f(s, 'kappa')} | {f(s, 'precision')} | "
-                f"{f(s, 'recall')} | {'✓' if pid in e['kept'] else ''} |"
+                f"| {rel} | {pid.rsplit('/', 1)[-1]} | {e['n_reference']} | {f(pn, 'agreement', True)} | "
+                f"{f(pn, 'kappa')} | {f(pn, 'alpha')} | {f(p, 'auc')} | {f(b, 'kappa')} | "
+                f"{f(a, 'kappa')} | {f(b, 'f1')} | {f(a, 'f1')} | {f(b, 'agreement', True)} | "
+                f"{f(a, 'agreement', True)} | {p['threshold']:.3f} | {'✓' if pid in e['kept'] else ''} |"
             )
     lines += ["", "Keep the selected prompts with:", "", "```toml", r["config_snippet"], "```", ""]
     return "\n".join(lines)

@@ -18,6 +18,7 @@ import hashlib
 import json
 import re
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -213,6 +214,65 @@ SHAPES: dict[str, tuple[Any, dict]] = {
 
 REASON_FIELDS = ("reason", "rationale")
 
+# The fields that carry a shape's verdict; a prompt's output format must name each of them,
+# since the answer grammar, the parser and the verdict probabilities all key on them.
+VERDICT_FIELDS: dict[str, tuple[str, ...]] = {
+    "marker": ("label",),
+    "problem_solution": ("is_valid", "is_match"),
+    "decision": ("decision",),
+    "winner": ("winner",),
+    "marker_list": ("markers",),
+}
+
+
+@dataclass(frozen=True)
+class VerdictStep:
+    """One yes/no verdict inside an answer, for reading its probability off the model.
+
+    ``before`` is the answer text from the previous verdict's value (or the start) up to
+    this value, in the order the verdicts-only grammar generates the fields; ``key`` is the
+    JSON key whose value it is, to find it again in a sampled answer.
+    """
+
+    key: str
+    before: str
+    accept: str
+    reject: str
+
+
+# Binary shapes only: the accepting answer is the chain of every step's ``accept`` value.
+VERDICTS: dict[str, tuple[VerdictStep, ...]] = {
+    "decision": (VerdictStep("decision", '{"decision": ', "true", "false"),),
+    "marker": (VerdictStep("label", '{"label": ', "true", "false"),),
+    "problem_solution": (
+        VerdictStep("is_valid", '{"is_problem_valid": {"is_valid": "', "True", "False"),
+        VerdictStep("is_valid", '"}, "is_solution_valid": {"is_valid": "', "True", "False"),
+        VerdictStep("is_match", '"}, "match_evaluation": {"is_match": "', "True", "False"),
+    ),
+}
+_CLOSE = {"decision": "}", "marker": "}", "problem_solution": '"}}'}
+
+
+def verdict_answer(shape: str, values: Sequence[bool]) -> str:
+    """The verdicts-only answer text with these step values (a few-shot example's answer)."""
+    steps = VERDICTS[shape]
+    if len(values) != len(steps):
+        raise ValueError(f"{shape}: {len(steps)} verdict value(s) needed, got {len(values)}")
+    body = "".join(
+        s.before + (s.accept if v else s.reject) for s, v in zip(steps, values, strict=True)
+    )
+    return body + _CLOSE[shape]
+
+
+def example_answer(shape: str, accepted: bool) -> str:
+    """A few-shot answer for a labelled pair: every step accepts, or only the last rejects.
+
+    A human "no" does not say which sub-verdict failed; the last step (the match for
+    problem/solution prompts) is the one that judges the pair as a whole.
+    """
+    n = len(VERDICTS[shape])
+    return verdict_answer(shape, [True] * n if accepted else [True] * (n - 1) + [False])
+
 
 def verdicts_only(schema: dict) -> dict:
     """``schema`` without its free-text reason fields, at any depth (a shorter answer)."""
@@ -352,6 +412,12 @@ def load_prompts(directory: str | None = None) -> dict[str, Prompt]:
             system, shape = _clean(data["system"]), data["shape"]
         if shape not in SHAPES:
             raise PromptError(f"{where}: unknown shape {shape!r}; known: {', '.join(SHAPES)}")
+        for fld in VERDICT_FIELDS[shape]:
+            if f'"{fld}"' not in system:
+                raise PromptError(
+                    f"{where}: verdict field {fld!r} of shape {shape!r} is missing from the "
+                    "prompt's output format (the system text must name it, quoted)"
+                )
         user = _clean(data["user"])
         out[pid] = Prompt(
             id=pid,

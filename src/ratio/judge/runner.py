@@ -3,17 +3,25 @@
 ``Judge.run(tasks)`` looks every task up in the SQLite cache first; only misses reach
 the backend. HTTP misses run on a thread pool of ``backend.concurrency`` workers;
 batch misses go out as one OpenAI batch per round. A transient error is retried with
-exponential backoff; an answer that does not parse as the prompt's JSON shape is
-retried (at a slightly higher temperature, since a deterministic model would repeat
-itself), and after ``max_retries`` it is recorded as invalid with its raw text --
-results are never dropped. Only transport failures are left uncached, so a rerun
-tries them again.
+exponential backoff (by the ``openai`` client for the HTTP backends); an answer that
+does not parse as the prompt's JSON shape is retried (at a slightly higher temperature,
+since a deterministic model would repeat itself), and after ``max_retries`` it is
+recorded as invalid with its raw text -- results are never dropped. Only transport
+failures are left uncached, so a rerun tries them again.
+
+With ``scoring="logprob"`` every judgment also carries ``p_accept``, the model's
+probability of the accepting verdict (see ``backends``), and a task is accepted when
+``p_accept`` reaches its prompt's threshold (``thresholds``, from ``ratio judge
+calibrate``; 0.5 otherwise). The cache keeps the probability, so a new threshold needs
+no new request. A task may carry few-shot examples (``Task.shots``): labelled pairs
+shown as earlier turns of the conversation, each answered the way its label says.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -24,7 +32,7 @@ from pathlib import Path
 import pyarrow as pa
 from tqdm import tqdm
 
-from ratio.io import write_text_atomic
+from ratio.io import RatioError, write_text_atomic
 from ratio.judge.backends import (
     Backend,
     Completion,
@@ -34,7 +42,7 @@ from ratio.judge.backends import (
     TransientError,
 )
 from ratio.judge.cache import JudgmentCache, request_key
-from ratio.judge.prompts import InvalidResponse, Prompt, verdicts_only
+from ratio.judge.prompts import InvalidResponse, Prompt, example_answer, verdicts_only
 from ratio.records import Judgment
 
 JUDGMENTS = pa.schema(
@@ -55,9 +63,25 @@ JUDGMENTS = pa.schema(
         ("input_tokens", pa.int32()),
         ("output_tokens", pa.int32()),
         ("cached", pa.bool_()),
+        ("p_accept", pa.float64()),
     ]
 )
 """Every judgment a command made, valid or not, with its raw answer."""
+
+
+SCORING = ("sample", "logprob")
+
+
+@dataclass(frozen=True)
+class Shot:
+    """A few-shot example: template values of a labelled pair and its label."""
+
+    values: tuple[tuple[str, str], ...]
+    accepted: bool
+
+    @classmethod
+    def of(cls, values: dict[str, str], accepted: bool) -> Shot:
+        return cls(tuple(sorted(values.items())), accepted)
 
 
 @dataclass
@@ -69,10 +93,21 @@ class Task:
     query_id: str = ""
     candidate_id: str = ""
     tag: str = ""  # free label: a system name, a list order, a marker ...
+    shots: tuple[Shot, ...] = ()
 
     @property
     def user(self) -> str:
         return self.prompt.render(**self.values)
+
+    def messages(self) -> list[dict[str, str]]:
+        """System prompt, each shot as a user turn answered per its label, then this pair."""
+        p = self.prompt
+        msgs = [{"role": "system", "content": p.system}]
+        for s in self.shots:
+            msgs.append({"role": "user", "content": p.render(**dict(s.values))})
+            msgs.append({"role": "assistant", "content": example_answer(p.shape, s.accepted)})
+        msgs.append({"role": "user", "content": self.user})
+        return msgs
 
 
 @dataclass
@@ -88,6 +123,11 @@ class Result:
     input_tokens: int = 0
     output_tokens: int = 0
     cached: bool = False
+
+    @property
+    def p_accept(self) -> float | None:
+        """The model's probability of accepting (scored judgments only)."""
+        return (self.parsed or {}).get("p_accept") if self.valid else None
 
     def judgment(self, model: str) -> Judgment:
         return Judgment(
@@ -151,9 +191,13 @@ class Judge:
         seed: int = 0,
         retry_invalid: bool = False,
         reasons: bool = True,
+        scoring: str = "sample",
+        thresholds: dict[str, float] | None = None,
         progress: bool = True,
         sleep: Callable[[float], None] = time.sleep,
     ):
+        if scoring not in SCORING:
+            raise RatioError(f"judge.scoring: {scoring!r} is not one of {', '.join(SCORING)}")
         self.backend = backend
         self.cache = cache
         self.max_retries = max(0, max_retries)
@@ -165,6 +209,8 @@ class Judge:
         self.seed = seed
         self.retry_invalid = retry_invalid
         self.reasons = reasons
+        self.scoring = scoring
+        self.thresholds = dict(thresholds or {})
         self.progress = progress
         self.sleep = sleep
         self.usage = Usage()
@@ -174,8 +220,51 @@ class Judge:
     def key(self, task: Task) -> str:
         p = task.prompt
         digest = p.digest if self.reasons else p.digest + "+verdicts-only"
+        if self.scoring == "logprob":
+            digest += "+p-accept"
+        if task.shots:
+            shots = json.dumps([[s.values, s.accepted] for s in task.shots])
+            digest += "+shots:" + hashlib.sha256(shots.encode()).hexdigest()[:16]
         return request_key(
             self.backend.kind, self.backend.model, p.id, p.version, digest, task.user
+        )
+
+    def threshold(self, prompt: Prompt) -> float:
+        return float(self.thresholds.get(prompt.id, 0.5))
+
+    def interpret(self, task: Task, c: Completion) -> dict:
+        """The parsed answer of one completion; raises :class:`InvalidResponse`."""
+        p = task.prompt
+        if self.scoring == "sample":
+            return p.parse(c.text)
+        if c.verdict_p is None:
+            raise InvalidResponse("no verdict probabilities in the answer")
+        try:
+            parsed = p.parse(c.text)
+        except InvalidResponse:
+            parsed = {}  # a teacher-forced answer holds the verdicts only
+        return parsed | {
+            "accepted": all(v >= 0.5 for v in c.verdict_p),  # the greedy verdict
+            "p_accept": math.prod(c.verdict_p),
+            "verdict_p": c.verdict_p,
+        }
+
+    def _request(self, task: Task, n_invalid: int) -> Completion:
+        p = task.prompt
+        if self.scoring == "logprob":
+            return self.backend.score(
+                task.messages(),
+                shape=p.shape,
+                schema=self.schema(p),
+                max_tokens=self.max_tokens,
+                seed=self.seed + n_invalid,
+            )
+        return self.backend.complete(
+            task.messages(),
+            schema=self.schema(p),
+            temperature=self._temperature(n_invalid),
+            max_tokens=self.max_tokens,
+            seed=self.seed + n_invalid,
         )
 
     def schema(self, prompt: Prompt) -> dict:
@@ -220,28 +309,20 @@ class Judge:
 
     def _one(self, task: Task, key: str) -> tuple[Result, bool]:
         """Returns the result and whether it may be cached (not a transport failure)."""
-        p = task.prompt
-        system, user = p.system, task.user
         n_invalid = 0
         raw, error = "", ""
         tin = tout = 0
         attempts = 0
         transient = 0
+        max_transient = 0 if getattr(self.backend, "retries_itself", False) else self.max_retries
         while True:  # bounded: each branch below either returns or raises a counter
             attempts += 1
             try:
-                c: Completion = self.backend.complete(
-                    system,
-                    user,
-                    schema=self.schema(p),
-                    temperature=self._temperature(n_invalid),
-                    max_tokens=self.max_tokens,
-                    seed=self.seed + n_invalid,
-                )
+                c: Completion = self._request(task, n_invalid)
             except TransientError as e:
                 error = str(e)
                 transient += 1
-                if transient > self.max_retries:
+                if transient > max_transient:
                     break
                 delay = self.backoff_s * 2 ** (transient - 1)
                 self.sleep(delay * (1 + 0.1 * random.random()))
@@ -254,7 +335,7 @@ class Judge:
             tout += c.output_tokens
             raw = c.text
             try:
-                parsed = p.parse(c.text)
+                parsed = self.interpret(task, c)
             except InvalidResponse as e:
                 error = f"invalid: {e}"
                 n_invalid += 1
@@ -307,7 +388,10 @@ class Judge:
         final: bool,
     ) -> dict[str, Result]:
         done: dict[str, Result] = {}
-        for key, c in backend.results(batch).items():
+        shapes = (
+            {k: t.prompt.shape for k, t in tasks.items()} if self.scoring == "logprob" else None
+        )
+        for key, c in backend.results(batch, shapes).items():
             task = tasks.get(key)
             if task is None:
                 continue
@@ -326,7 +410,7 @@ class Judge:
             self.usage.output_tokens += c.output_tokens
             self.usage.cost_usd += c.input_tokens * pin + c.output_tokens * pout
             try:
-                parsed = task.prompt.parse(c.text)
+                parsed = self.interpret(task, c)
             except InvalidResponse as e:
                 st["invalid"] += 1
                 st["error"] = f"invalid: {e}"
@@ -383,12 +467,13 @@ class Judge:
             for k in remaining:
                 t = tasks[k]
                 n_inv = state.get(k, {}).get("invalid", 0)
+                scored = self.scoring == "logprob"
                 body = backend.request_body(
-                    t.prompt.system,
-                    t.user,
-                    temperature=self._temperature(n_inv),
+                    t.messages(),
+                    temperature=0.0 if scored else self._temperature(n_inv),
                     max_tokens=self.max_tokens,
                     seed=self.seed + n_inv,
+                    logprobs=scored,
                 )
                 reqs.append((k, body))
             batch_id = backend.submit(reqs)
@@ -468,6 +553,8 @@ class Judge:
                 r = Result(
                     t, k, r.valid, r.accepted, r.parsed, r.raw, r.error, r.attempts, 0, 0, True
                 )
+            if r.p_accept is not None:  # the calibrated verdict, from the cached probability
+                r.accepted = r.p_accept >= self.threshold(t.prompt)
             out.append(r)
             bp = u.by_prompt.setdefault(t.prompt.id, {"n": 0, "accepted": 0, "invalid": 0})
             bp["n"] += 1
@@ -504,6 +591,7 @@ def results_table(results: Sequence[Result], backend: Backend) -> pa.Table:
         cols["input_tokens"].append(r.input_tokens)
         cols["output_tokens"].append(r.output_tokens)
         cols["cached"].append(r.cached)
+        cols["p_accept"].append(r.p_accept)
     return pa.table(cols, schema=JUDGMENTS)
 
 
@@ -530,9 +618,20 @@ def open_judge(config, *, backend: Backend | None = None, progress: bool = True,
         poll_s=jc.batch_poll_s,
         seed=config.build.seed,
         reasons=jc.reasons,
+        scoring=jc.scoring,
+        thresholds=jc.thresholds,
         progress=progress,
         **kw,
     )
 
 
-__all__ = ["JUDGMENTS", "FatalBackendError", "Judge", "Result", "Task", "Usage", "results_table"]
+__all__ = [
+    "JUDGMENTS",
+    "FatalBackendError",
+    "Judge",
+    "Result",
+    "Shot",
+    "Task",
+    "Usage",
+    "results_table",
+]
