@@ -8,7 +8,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 	-DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF \
 	-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: setup demo test lint bench clean-runs
+.PHONY: setup demo train test lint bench clean-runs
 
 setup: $(STAMP)
 
@@ -30,6 +30,14 @@ $(STAMP): pyproject.toml scripts/fetch_models.py scripts/fetch_llm.py
 demo: setup
 	$(RATIO) build --config $(CONFIG)
 	$(RATIO) evaluate --config $(CONFIG)
+
+# Move-specific retrievers on the full training split, then the full-pool comparison
+# (docs/results.md). `ratio serve` then answers each move with its winner on validation.
+train: setup
+	$(RATIO) build --config $(CONFIG)
+	$(RATIO) train --config $(CONFIG) --relation all
+	$(RATIO) train --config $(CONFIG) --relation all --unified
+	$(RATIO) train-compare --config $(CONFIG)
 
 test: setup
 	$(PY) -m pytest -p no:cacheprovider

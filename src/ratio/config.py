@@ -95,7 +95,7 @@ class TrainConfig:
     hard_negatives: bool = False
     prefix: str = "generic"
     out: str = ""
-    # added by the training area (ratio.training); see configs/train-minilm.toml
+    # added by the training area (ratio.training); see configs/neurips.toml [train]
     seed: int = 13
     trials: list[int] = field(default_factory=list)  # grid rows to run; empty = all
     hard_negatives_k: int = 10  # BM25 depth hard negatives are drawn from

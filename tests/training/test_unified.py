@@ -29,6 +29,10 @@ def test_unified_model_trains_on_all_relations_and_compares(tmp_path, static_mod
     assert ("generic-Baseline", "broaden") in rows
     assert rows[("generic-Unified (short)", "address")]["query_prefix"] == "address: "
     assert rows[("generic-Baseline", "address")]["query_prefix"] == "query: "
+    assert rows[("BM25", "address")]["kind"] == "bm25"  # the reference row every move has
+    assert {"vs_bm25_mrr@10", "vs_baseline_mrr@10"} <= set(
+        rows[("generic-Unified (short)", "broaden")]
+    )
     assert out.meta["skipped"] == [
         f"specialist {r}: no model at {root / 'models' / r / 'best'}"
         for r in ("specify", "address", "broaden")  # evaluate.relations order

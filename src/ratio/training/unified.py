@@ -24,15 +24,20 @@ from typing import Any
 
 import numpy as np
 
-from ratio.config import RunConfig
+from ratio.config import RunConfig, SystemConfig
 from ratio.evaluation.harness import (
     EvaluationResults,
     make_pool,
     result_to_run,
     write_results,
 )
+from ratio.metrics import Qrels
+from ratio.metrics.evaluate import evaluate_per_query
+from ratio.metrics.significance import paired_scores, randomization_test
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
+from ratio.retrieval.base import SearchResult, build_retriever
+from ratio.retrieval.hybrid import rrf_fuse
 from ratio.training.data import (
     TrainingError,
     load_split,
@@ -61,22 +66,21 @@ def compare(
     *,
     split: str = "test",
     relations: list[str] | None = None,
-    systems: tuple[str, ...] = ("baseline", "specialists", "unified"),
+    systems: tuple[str, ...] = ("bm25", "baseline", "specialists", "unified", "hybrid"),
     max_queries: int | None = None,
     max_pool: int | None = None,
     out: str | Path | None = None,
     progress: bool = True,
 ) -> EvaluationResults:
-    """Baseline vs specialists vs unified on one split, in the harness's table layout.
+    """BM25 vs baseline vs specialists vs unified vs hybrid (RRF of BM25 and each move's
+    specialist) on one split, in the harness's table layout, with paired randomization tests
+    of every row against BM25 and against the baseline.
 
     ``max_queries`` (seeded sample per relation) and ``max_pool`` (seeded sub-pool
     holding every sampled gold) default to ``train.test_max_queries`` /
     ``train.test_max_pool``; 0 means all queries and the full shared pool, the
     harness's setting. Missing trained models are skipped with a note in ``meta``.
     """
-    from ratio.metrics import Qrels
-    from ratio.metrics.evaluate import evaluate_per_query
-    from ratio.metrics.significance import paired_scores, randomization_test
     from ratio.retrieval.dense import DenseRetriever
     from ratio.retrieval.models import resolve_model
 
@@ -145,49 +149,66 @@ def compare(
     rows: list[dict[str, Any]] = []
     timings: dict[str, float] = {}
     per_query: dict[tuple[str, str], Any] = {}
+    results: dict[tuple[str, str], SearchResult] = {}
+
+    def add_row(system, kind, model, setup, rel, res, qp_, dp_):
+        qids, _, qrels = per_rel[rel]
+        run = result_to_run(res, qids, pool.ids, f"{system}-{setup}")
+        pq = evaluate_per_query(Qrels.from_dict(qrels), run, METRICS)
+        per_query[(setup, rel)], results[(setup, rel)] = pq, res
+        rows.append(
+            {
+                "system": system,
+                "kind": kind,
+                "model": model,
+                "setup": setup,
+                "relation": rel,
+                "n_queries": len(qrels),
+                "pool": pool.description,
+                "pool_size": pool.size,
+                "query_prefix": qp_,
+                "doc_prefix": dp_,
+                "metrics": pq.mean(),
+            }
+        )
+
+    if "bm25" in systems:
+        t0 = time.perf_counter()
+        bm25 = build_retriever(SystemConfig(name="BM25-unigram", kind="bm25"))
+        bm25.index(pool.ids, pool.texts)
+        for rel in relations:
+            res = bm25.search(per_rel[rel][1], 100)
+            add_row("BM25-unigram", "bm25", "", "BM25", rel, res, "", "")
+        timings["BM25"] = time.perf_counter() - t0
     for name, setup, model, prefs in plan:
         t0 = time.perf_counter()
         r = DenseRetriever(model, name=name, prefix="none", cache_dir=cache)
         r.doc_prefix = dp
         r.index(pool.ids, pool.texts)
         for rel, prefix in prefs.items():
-            qids, texts, qrels = per_rel[rel]
-            q = r.embed(texts, prefix)
-            res = r.search_vectors(q, 100)
-            run = result_to_run(res, qids, pool.ids, f"{name}-{setup}")
-            rows.append(
-                {
-                    "system": name,
-                    "kind": "dense",
-                    "model": model,
-                    "setup": setup,
-                    "relation": rel,
-                    "n_queries": len(qrels),
-                    "pool": pool.description,
-                    "pool_size": pool.size,
-                    "query_prefix": prefix,
-                    "doc_prefix": dp,
-                    "metrics": (
-                        pq := evaluate_per_query(Qrels.from_dict(qrels), run, METRICS)
-                    ).mean(),
-                }
-            )
-            per_query[(setup, rel)] = pq
+            res = r.search_vectors(r.embed(per_rel[rel][1], prefix), 100)
+            add_row(name, "dense", model, setup, rel, res, prefix, dp)
         timings[f"{setup}:{model}"] = time.perf_counter() - t0
-    # paired randomization test of each system's per-query MRR@10 against the baseline
-    base_setup = f"{tc.prefix}-Baseline"
-    for row in rows:
-        base = per_query.get((base_setup, row["relation"]))
-        if base is not None and row["setup"] != base_setup:
-            a, b = paired_scores(per_query[(row["setup"], row["relation"])], base, "mrr@10")
-            t = randomization_test(a, b, seed=config.build.seed)
-            row["vs_baseline_mrr@10"] = {"diff": t.statistic, "p_value": t.p_value, "n": t.n}
+    tuned_setup = f"{tc.prefix}-Tuned"
+    if "hybrid" in systems and "bm25" in systems:
+        for rel in relations:
+            if (tuned_setup, rel) in results:
+                fused = rrf_fuse([results[("BM25", rel)], results[(tuned_setup, rel)]], 100)
+                add_row(base_name, "hybrid", "", "RRF(BM25, Tuned)", rel, fused, "", dp)
+    # paired randomization tests of each row's per-query MRR@10 against BM25 and the baseline
+    for ref, ref_setup in (("bm25", "BM25"), ("baseline", f"{tc.prefix}-Baseline")):
+        for row in rows:
+            other = per_query.get((ref_setup, row["relation"]))
+            if other is not None and row["setup"] != ref_setup:
+                a, b = paired_scores(per_query[(row["setup"], row["relation"])], other, "mrr@10")
+                t = randomization_test(a, b, seed=config.build.seed)
+                row[f"vs_{ref}_mrr@10"] = {"diff": t.statistic, "p_value": t.p_value, "n": t.n}
     if not rows:
         raise TrainingError("nothing to compare: " + "; ".join(skipped or ["no systems"]))
     meta = {
         "split": split,
         "relations": relations,
-        "systems": [f"{n} {s}" for n, s, _, _ in plan],
+        "systems": list(dict.fromkeys(f"{r['system']} {r['setup']}" for r in rows)),
         "ks": [1, 10, 100],
         "metrics": list(METRICS),
         "oracle": "none",
