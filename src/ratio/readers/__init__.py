@@ -8,7 +8,7 @@ Add a format by writing a module with a function decorated by
 """
 
 # Importing the modules registers their formats.
-from ratio.readers import plaintext, ratio_jsonl, s2orc, s2orc_v2, unarxive  # noqa: E402,F401
+from ratio.readers import pdf, plaintext, ratio_jsonl, s2orc, s2orc_v2, unarxive  # noqa: E402,F401
 from ratio.readers.base import (
     DropReport,
     Reader,

@@ -1,0 +1,176 @@
+"""The PDF reader on real LaTeX-typeset papers and on bad files (tests/data/pdf/README.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ratio.io import InputError
+from ratio.readers import DropReport, get_reader, iter_papers, list_inputs
+from ratio.readers.pdf import join_line_break, pdfium_pages
+from ratio.text.clean import clean_inline
+from ratio.text.segment import segment
+
+pytest.importorskip("pypdfium2")
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "pdf"
+GOOD = ("onecol", "twocol")
+BAD = {"corrupt": "corrupt_pdf", "encrypted": "encrypted_pdf", "scanned": "no_text_layer"}
+
+
+def _truth(name: str) -> dict:
+    """What LaTeX typeset; the acknowledgements are left out, as the reader leaves them out."""
+    truth = json.loads((DATA / f"{name}.truth.json").read_text(encoding="utf-8"))
+    truth["sections"] = [s for s in truth["sections"] if not s["heading"].startswith("Acknowledg")]
+    return truth
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[a-z]{3,}", text.lower()))
+
+
+def _plain(text: str) -> str:
+    """LaTeX typesets ' and ` as curly quotes; compare text without the difference."""
+    return clean_inline(text, "plain").translate(
+        str.maketrans("\u2019\u2018\u201c\u201d", "''\"\"")
+    )
+
+
+def _sentences(paragraphs: list[str]) -> list[str]:
+    return [s for p in paragraphs for s in segment(_plain(p)) if len(_words(s)) >= 5]
+
+
+@pytest.fixture(scope="module")
+def read() -> tuple[dict, DropReport]:
+    report = DropReport()
+    papers = {p.id: p for p in iter_papers([DATA], "pdf", report)}
+    return papers, report
+
+
+def test_registered_as_pdf_reading_folders():
+    reader = get_reader("pdf")
+    assert reader.suffixes == (".pdf",) and reader.folder
+    assert list_inputs([DATA], "pdf") == [DATA]
+
+
+def test_bad_files_are_reported_by_name_and_the_rest_is_read(read):
+    papers, report = read
+    assert sorted(papers) == sorted(GOOD)
+    assert report.counts == Counter(BAD.values())
+    for name in BAD:
+        (msg,) = [m for m in report.messages if m.startswith(str(DATA / f"{name}.pdf"))]
+        assert msg.split(": ", 1)[1]  # a reason follows the file name
+    assert any("password" in m for m in report.messages)
+    assert any("no text layer" in m and "OCR" in m for m in report.messages)
+
+
+@pytest.mark.parametrize("name,kind", sorted(BAD.items()))
+def test_strict_raises_on_a_bad_file(tmp_path, name, kind):
+    shutil.copy(DATA / f"{name}.pdf", tmp_path / f"{name}.pdf")
+    with pytest.raises(InputError) as err:
+        list(iter_papers([tmp_path], "pdf", DropReport(strict=True)))
+    assert err.value.kind == kind and err.value.source == str(tmp_path / f"{name}.pdf")
+
+
+@pytest.mark.parametrize("name", GOOD)
+def test_sentences_match_the_typeset_text(read, name):
+    """Sentence-level precision and recall against what LaTeX typeset (same splitter)."""
+    papers, _ = read
+    truth = _truth(name)
+    gold = _sentences([truth["abstract"]] + [p for s in truth["sections"] for p in s["paragraphs"]])
+    got = _sentences([p for s in papers[name].sections for p in s.paragraphs])
+    gold_keys = Counter(" ".join(sorted(_words(s))) for s in gold)
+    got_keys = Counter(" ".join(sorted(_words(s))) for s in got)
+    matched = sum((gold_keys & got_keys).values())
+    assert matched / len(got) >= 0.9, "precision"
+    assert matched / len(gold) >= 0.9, "recall"
+
+
+@pytest.mark.parametrize("name", GOOD)
+def test_reading_order_follows_the_columns(read, name):
+    """Every true paragraph's first sentence is found, in the order the paper has them."""
+    papers, _ = read
+    text = " ".join(_plain(p) for s in papers[name].sections for p in s.paragraphs)
+    positions = []
+    for sec in _truth(name)["sections"]:
+        for para in sec["paragraphs"]:
+            first = segment(_plain(para))[0]
+            if len(first) > 60:
+                at = text.find(first[:60])
+                assert at >= 0, first[:60]
+                positions.append(at)
+    assert positions == sorted(positions) and len(positions) >= 20
+
+
+@pytest.mark.parametrize("name", GOOD)
+def test_sections_and_title_come_from_the_layout(read, name):
+    papers, _ = read
+    truth = _truth(name)
+    paper = papers[name]
+    assert paper.title == truth["title"]
+    headings = [s.heading for s in paper.sections]
+    assert headings[0] == "Abstract"
+    assert headings[1:] == [s["heading"] for s in truth["sections"]]
+
+
+@pytest.mark.parametrize("name", GOOD)
+def test_references_headers_footers_and_footnotes_are_cut(read, name):
+    papers, _ = read
+    truth = _truth(name)
+    text = "\n".join(p for s in papers[name].sections for p in s.paragraphs)
+    assert not any(s.heading.lower() == "references" for s in papers[name].sections)
+    assert len(truth["references"]) >= 20
+    for ref in truth["references"]:
+        assert ref not in text
+    assert truth["header"] not in text and "Preprint" not in text  # running header
+    assert "typeset with" not in text  # the title footnote
+    assert not re.search(r"(?m)^\d{1,2}$", text)  # page numbers
+    assert "\ufffe" not in text
+
+
+@pytest.mark.parametrize("name", GOOD)
+def test_line_break_hyphens_are_repaired(read, name):
+    """Words TeX broke at a line end come out whole: every word read is one LaTeX typeset."""
+    papers, _ = read
+    pages, _ = pdfium_pages(DATA / f"{name}.pdf")
+    breaks = sum(s.text.endswith("\ufffe") for p in pages for s in p.segments)
+    assert breaks >= 10  # the samples do exercise it
+    truth = _truth(name)
+    word = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
+    true_words = {
+        w.lower()
+        for w in word.findall(
+            _plain(
+                " ".join(p for s in truth["sections"] for p in s["paragraphs"])
+                + " "
+                + truth["abstract"]
+            )
+        )
+    }
+    got = word.findall(" ".join(_plain(p) for s in papers[name].sections for p in s.paragraphs))
+    unknown = [w for w in got if w.lower() not in true_words]
+    assert len(unknown) <= 0.002 * len(got), unknown
+
+
+def test_join_line_break_uses_the_papers_vocabulary():
+    vocab = Counter({"representation": 3, "partof": 0})
+    pairs = Counter({"state-of": 2, "of-the": 2, "the-art": 2})
+    assert join_line_break("a represen-", "tation of", vocab, pairs) == "a representation of"
+    assert join_line_break("a represen\ufffe", "tation", vocab, pairs) == "a representation"
+    assert (
+        join_line_break("the state-of-the-", "art model", vocab, pairs)
+        == "the state-of-the-art model"
+    )
+    assert join_line_break("a part-", "of-speech tagger", vocab, pairs) == "a part-of-speech tagger"
+    assert join_line_break("GEC-", "specific metric", vocab, pairs) == "GEC-specific metric"
+    assert join_line_break("see Smith-", "Jones", vocab, pairs) == "see Smith-Jones"
+    assert join_line_break("end of line", "next", vocab, pairs) == "end of line next"
+    assert (
+        join_line_break("self-", "attention", Counter(), Counter({"self-attention": 3}))
+        == "self-attention"
+    )
