@@ -34,7 +34,7 @@ from ratio.records import Paper
 
 # Bump when the cleaning/segmentation logic changes output for the same input,
 # so cached shards from older code are recomputed.
-INGEST_VERSION = "1"
+INGEST_VERSION = "2"  # 2: plain-text structure, hyphen repair keeping compounds
 FLUSH_ROWS = 100_000
 _SUFFIXES = (".jsonl.zst", ".jsonl.gz", ".jsonl", ".json.gz", ".json", ".zst", ".gz", ".txt", ".md")
 

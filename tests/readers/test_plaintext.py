@@ -73,3 +73,45 @@ def test_markdown_files_use_the_markdown_parser(tmp_path):
     assert "Introduction" in headings and "Method" in headings
     text = " ".join(p for s in paper.sections for p in s.paragraphs)
     assert "However, the measurements are noisy." in text
+
+
+def test_markdown_with_plain_line_headings_keeps_every_paragraph(tmp_path):
+    """The issue's case: section titles as plain lines, no '#', one hyphen-broken line."""
+    root = tmp_path / "md"
+    root.mkdir()
+    (root / "streams.md").write_text(
+        "A Study of Streams\n\nIntroduction\n\nWe study time-\nsynchronized streams of sensor "
+        "data in this paper. They matter for everyone who works with sensors.\n\nResults\n\n"
+        "Our method improves accuracy by ten points. However, it is slower on long inputs.\n",
+        encoding="utf-8",
+    )
+    report = DropReport()
+    [paper] = list(iter_papers([root], "plaintext", report))
+    assert [(s.heading, s.category) for s in paper.sections] == [
+        ("Introduction", "introduction"),
+        ("Results", "results"),
+    ]
+    assert paper.sections[0].paragraphs[0].startswith("We study time-synchronized streams")
+    assert paper.sections[1].paragraphs == [
+        "Our method improves accuracy by ten points. However, it is slower on long inputs."
+    ]
+    assert dict(report.counts) == {"front_matter": 1}  # the title line, with its reason
+
+
+def test_txt_structure_and_drop_reasons_reach_the_report(tmp_path):
+    root = tmp_path / "txt"
+    root.mkdir()
+    (root / "p.txt").write_text(
+        "A Title Line\nJane Doe\nAbstract\nWe present a fully auto-\nmatic method for things.\n"
+        "1 Introduction\nThe most appro- priate senses are found by the method.\n"
+        "References\nDoe, J. 2001. A paper. In Proceedings of ACL, pages 1-8.\n",
+        encoding="utf-8",
+    )
+    report = DropReport()
+    [paper] = list(iter_papers([root], "plaintext", report))
+    assert [s.heading for s in paper.sections] == ["Abstract", "Introduction"]
+    text = " ".join(p for s in paper.sections for p in s.paragraphs)
+    assert "fully automatic method" in text and "most appropriate senses" in text
+    assert "Doe, J." not in text and "Jane Doe" not in text
+    assert report.counts["references_section"] == 1 and report.counts["front_matter"] == 2
+    assert "hyphen_joined" not in report.counts  # repairs are not drops

@@ -1,22 +1,29 @@
 """Reader for a folder (or a single file) of ``.txt`` / ``.md`` papers, one paper per file.
 
 The paper id is the file's path relative to the folder, without its suffix
-(``2023/paper-1``), so ids stay unique across sub-folders. ``.txt`` files are
-split into paragraphs on blank lines under one untitled section; ``.md`` files
-go through ``ratio.text.markdown.parse_markdown`` for their heading structure.
+(``2023/paper-1``), so ids stay unique across sub-folders. ``.txt`` files go through
+``ratio.text.plain.parse_plaintext`` (headings, page headers, line-break hyphens, the
+reference cut), ``.md`` files through ``ratio.text.markdown.parse_markdown``. What either
+removes is counted in the drop report by reason, so nothing leaves without a trace.
+Year, date, venue and title come from a metadata sidecar (``ratio ingest --metadata``).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 from ratio.io import InputError
-from ratio.readers._common import decode_utf8, finish_paper, split_blocks
+from ratio.readers._common import decode_utf8, finish_paper
 from ratio.readers.base import DropReport, register_reader
-from ratio.records import Paper, Section
+from ratio.records import Paper
+from ratio.text.markdown import parse_markdown
+from ratio.text.plain import parse_plaintext
 
 SUFFIXES: tuple[str, ...] = (".txt", ".md")
+# Counters of text that was repaired, not removed: not drop reasons.
+REPAIRS = frozenset({"hyphen_joined", "hyphen_kept", "latex_residue"})
 
 
 @register_reader("plaintext", suffixes=SUFFIXES, folder=True)
@@ -58,15 +65,16 @@ def _read_file(file: Path, pid: str, report: DropReport) -> Paper | None:
     text = decode_utf8(file, data, report)
     if text is None:
         return None
+    drops: Counter = Counter()
     if file.suffix == ".md":
-        from ratio.text.markdown import parse_markdown  # lazy: the text pipeline is heavier
-
-        sections = list(parse_markdown(text, extractor="markdown"))
+        sections = parse_markdown(text, extractor="markdown", drops=drops)
         markup = "markdown"
     else:
-        blocks = split_blocks(text)
-        sections = [Section(heading="", paragraphs=blocks)] if blocks else []
+        sections = parse_plaintext(text, drops)
         markup = "plain"
+    for reason, n in drops.items():
+        if reason not in REPAIRS:
+            report.count(reason, n)
     return Paper(
         id=pid, title=None, year=None, sections=sections, source=str(file), line=0, markup=markup
     )

@@ -17,6 +17,7 @@ import re
 from collections import Counter
 
 from ratio.records import Section
+from ratio.text.hyphens import Vocabulary, decide
 from ratio.text.sections import categorize, strip_numbering
 
 # --- block-level patterns ---------------------------------------------------------
@@ -68,7 +69,8 @@ _MATH_ENVS = frozenset(
     for e in ("equation", "align", "gather", "multline", "eqnarray", "array")
     for star in ("", "*")
 )
-_HYPHEN_END = re.compile(r"(\S*)[A-Za-z]-$")
+_HYPHEN_END = re.compile(r"(?<![A-Za-z0-9\-])[A-Za-z]+(?:-[A-Za-z]+)*-$")
+_WORD_START = re.compile(r"[A-Za-z]+")
 _TERMINAL = frozenset(".!?:;\"'\u201d")
 
 _REFERENCES = re.compile(
@@ -117,8 +119,12 @@ def _letters_ok(text: str) -> bool:
     return n_letters >= 0.5 * (len(text) - text.count(" "))
 
 
-def _join_lines(lines: list[str]) -> str:
-    """Join soft-wrapped lines, repairing hyphenation at line ends ("representa-\\ntion")."""
+def _join_lines(lines: list[str], vocab: Vocabulary | None = None) -> str:
+    """Join soft-wrapped lines, repairing hyphenation at line ends ("representa-\\ntion").
+
+    ``ratio.text.hyphens.decide`` tells a broken word from a compound that broke at its
+    hyphen ("time-\\nsynchronized" stays hyphenated).
+    """
     if len(lines) == 1:
         return lines[0].strip()
     out = lines[0].strip()
@@ -126,14 +132,16 @@ def _join_lines(lines: list[str]) -> str:
         nxt = nxt.strip()
         if not nxt:
             continue
-        if out.endswith("-") and nxt[:1].islower():
+        if out.endswith("-") and nxt[:1].isalpha():
             m = _HYPHEN_END.search(out)
-            # keep the hyphen of real compounds ("state-of-the-\nart")
-            if m and "-" not in m.group(1):
+            right = _WORD_START.match(nxt)
+            verdict = decide(m.group(0)[:-1], right.group(0), vocab) if m and right else None
+            if verdict == "join":
                 out = out[:-1] + nxt
-            else:
-                out = out + nxt  # keep the hyphen of a real compound
-            continue
+                continue
+            if verdict == "hyphen":
+                out = out + nxt
+                continue
         out = out + " " + nxt
     return out
 
@@ -268,7 +276,9 @@ def _tokenize(text: str) -> list[tuple[str, object]]:
     return out
 
 
-def _block_items(lines: list[str], drops: Counter) -> list[_Item] | None:
+def _block_items(
+    lines: list[str], drops: Counter, vocab: Vocabulary | None = None
+) -> list[_Item] | None:
     """Paragraph items of one blank-line block, or None when the whole block is dropped."""
     if _is_table_block(lines):
         drops["table"] += 1
@@ -297,7 +307,7 @@ def _block_items(lines: list[str], drops: Counter) -> list[_Item] | None:
             groups.append((False, [ln]))
     items: list[_Item] = []
     for is_list, glines in groups:
-        text = _join_lines(glines)
+        text = _join_lines(glines, vocab)
         hard = False
         # Display math splits the paragraph: the two sides are not adjacent prose.
         if "\\[" in text or "$$" in text or "\\begin{" in text:
@@ -343,6 +353,15 @@ def _keep_item(item: _Item, drops: Counter) -> bool:
     return True
 
 
+def _is_sentence(t: str) -> bool:
+    """Running text in a paper with no recognizable heading: a punctuated run of words.
+
+    Title, author and affiliation lines rarely end a sentence; without a heading to mark
+    where the front matter ends, this keeps the body instead of dropping it all.
+    """
+    return t[-1:] in ".?!" and t.count(" ") >= 6 and not _EMAIL.search(t)
+
+
 def _is_prose_block(t: str) -> bool:
     """Long sentence-like text in the front matter (an unlabeled abstract or page 2 body)."""
     return len(t) >= 200 and t.count(" ") >= 25 and not _EMAIL.search(t)
@@ -362,6 +381,17 @@ def parse_markdown(
 
 def _parse(text: str, extractor: str, drops: Counter) -> list[Section]:
     tokens = _tokenize(text)
+    vocab = Vocabulary(text)  # the paper's own spelling, for line-break hyphens
+    if not any(kind == "heading" for kind, _ in tokens):
+        # Markdown written by hand or converted from plain text may have no '#' at all: its
+        # section titles are plain lines. Promote the known ones, or the whole paper would
+        # read as front matter.
+        tokens = [
+            ("heading", (2, val[0].strip()))  # type: ignore[index]
+            if kind == "lines" and len(val) == 1 and _bare_heading(val[0])  # type: ignore[arg-type]
+            else (kind, val)
+            for kind, val in tokens
+        ]
     # Where does the front matter (title, authors, affiliations) end? At the abstract
     # heading if any, else at the first heading that is numbered or has a category.
     start = None
@@ -390,7 +420,7 @@ def _parse(text: str, extractor: str, drops: Counter) -> list[Section]:
     front_abstract = False  # Nougat sometimes writes the abstract heading as plain text
     for kind, val in tokens[:front_end]:
         if kind == "lines":
-            block = _block_items(val, drops)  # type: ignore[arg-type]
+            block = _block_items(val, drops, vocab)  # type: ignore[arg-type]
             for it in block or ():
                 if has_abstract:
                     drops["front_matter"] += 1
@@ -399,7 +429,8 @@ def _parse(text: str, extractor: str, drops: Counter) -> list[Section]:
                 if m:
                     front_abstract = True
                     it.text = it.text[m.end() :]
-                if _is_prose_block(it.text) and _keep_item(it, drops):
+                prose = _is_prose_block(it.text) or (start is None and _is_sentence(it.text))
+                if prose and _keep_item(it, drops):
                     front.append(it)
                 else:
                     drops["front_matter"] += 1
@@ -489,7 +520,7 @@ def _parse(text: str, extractor: str, drops: Counter) -> list[Section]:
             continue
         if mode != "body":
             continue
-        block = _block_items(val, drops)  # type: ignore[arg-type]
+        block = _block_items(val, drops, vocab)  # type: ignore[arg-type]
         if block is None:
             continue
         if not sections:
