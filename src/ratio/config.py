@@ -27,7 +27,8 @@ class ConfigError(RatioError):
 @dataclass
 class CorpusConfig:
     inputs: list[str] = field(default_factory=list)  # files, folders or globs
-    format: str = "ratio-jsonl"
+    format: str = "auto"  # a reader name (`ratio formats`), or auto: decided per file
+    metadata: str = ""  # sidecar CSV/JSONL: id, title, year or date, venue (ratio.readers.metadata)
 
 
 @dataclass
@@ -48,11 +49,19 @@ class LexiconConfig:
 
 @dataclass
 class SplitConfig:
-    """Half-open year/date ranges; dates are ISO strings or years."""
+    """Half-open year/date ranges; dates are ISO strings or years.
+
+    ``mode = "random"`` splits by paper with ``build.seed`` instead (for undated corpora):
+    ``train_fraction`` and ``validation_fraction`` of the papers, the rest test. It has no
+    temporal leakage control, and the build report says so.
+    """
 
     train_end: str | int = "2023-12-31"
     validation_end: str | int = "2024-12-31"
     test_end: str | int = "9999-12-31"
+    mode: str = "temporal"  # temporal | random
+    train_fraction: float = 0.8
+    validation_fraction: float = 0.1
 
 
 @dataclass

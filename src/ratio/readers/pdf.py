@@ -24,9 +24,10 @@ A PDF has no paragraphs, only glyphs at positions, so the reader rebuilds them:
 5. **Headings.** A short row standing alone that is numbered ("3.2 Results"), bold or larger
    than the body text, or a known unnumbered heading ("Abstract", "References"), becomes a
    heading.
-6. **Hyphens.** A word broken at a line end is joined when the paper's own vocabulary knows
-   the joined word, and keeps its hyphen when it knows the hyphenated one
-   (``join_line_break``).
+6. **Hyphens.** A word broken at a line end is joined or keeps its hyphen as
+   ``ratio.text.hyphens`` decides from the paper's own spelling (``join_line_break``).
+7. **References.** The entries under a "References" heading are dropped up to the next
+   heading (an appendix), while the layout still shows where the list ends.
 
 The result is written as Markdown (``## heading``, blank-line paragraphs) and goes through
 ``ratio.text.markdown.parse_markdown`` like Nougat or docling output, so the references,
@@ -52,6 +53,7 @@ from ratio.io import InputError, RatioError
 from ratio.readers._common import finish_paper
 from ratio.readers.base import DropReport, register_reader
 from ratio.records import Paper
+from ratio.text.hyphens import Vocabulary, decide
 from ratio.text.markdown import parse_markdown
 from ratio.text.sections import categorize
 
@@ -343,8 +345,9 @@ def _split_gaps(
             text=" ".join(text.split()),
             x0=min(c[1] for c in glyphs),
             x1=max(c[2] for c in glyphs),
-            top=min(c[3] for c in glyphs),
-            bottom=max(c[4] for c in glyphs),
+            # the typical glyph's extent: one tall math glyph must not stretch the line
+            top=statistics.median_low([c[3] for c in glyphs]),
+            bottom=statistics.median_high([c[4] for c in glyphs]),
             size=sizes.most_common(1)[0][0],
         )
         segs.append((seg, glyphs[0][6]))
@@ -365,17 +368,7 @@ def layout_markdown(pages: list[PageText]) -> str:
     chunks = [chunk for page in pages for chunk in _page_chunks(page, body)]
     pitch = _line_pitch(chunks, body)
     blocks = _paragraphs(chunks, body, pitch)
-    vocab = Counter(
-        w.lower() for kind, rows in blocks if kind == "para" for r in rows for w in _WORD.findall(r)
-    )
-    pairs = Counter(
-        f"{a}-{b}".lower()
-        for kind, rows in blocks
-        if kind == "para"
-        for r in rows
-        for m in _HYPHENATED.finditer(r)
-        for a, b in pairwise(m.group(0).split("-"))
-    )
+    vocab = Vocabulary("\n".join(r for kind, rows in blocks if kind == "para" for r in rows))
     out: list[str] = []
     in_refs = False
     for kind, rows in blocks:
@@ -389,11 +382,10 @@ def layout_markdown(pages: list[PageText]) -> str:
         elif kind == _BREAK:
             out.append("\x00")
         else:
-            out.append(_join_rows(rows, vocab, pairs))
+            out.append(_join_rows(rows, vocab))
     return "\n\n".join(out) + "\n"
 
 
-_HYPHENATED = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)+")
 _REFERENCES_HEADING = re.compile(
     r"^(?:[\dIVX]{1,4}\.?\s+)?(?:references?|bibliography|literature cited|works cited)\s*$", re.I
 )
@@ -416,7 +408,7 @@ def guess_title(pages: list[PageText]) -> str | None:
     for a, b in pairwise(lines):
         if b.top - a.bottom > 0.8 * size:
             break
-        title = join_line_break(title, b.text, Counter(), Counter())
+        title = join_line_break(title, b.text)
     title = title.replace("\ufffe", "-").rstrip("*\u2217\u2020 ")
     return title if len(title) >= 8 else None
 
@@ -560,7 +552,9 @@ def _rows(segs: list[Segment]) -> list[_Row]:
     rows: list[list[Segment]] = []
     for s in sorted(segs, key=lambda s: (s.top, s.x0)):
         if rows:
-            main = max(rows[-1], key=lambda t: t.size)
+            # the row's prose (its longest segment), not a tall math glyph that reaches into
+            # the lines above and below
+            main = max(rows[-1], key=lambda t: len(t.text))
             overlap = min(s.bottom, main.bottom) - max(s.top, main.top)
             if overlap >= 0.3 * min(s.bottom - s.top, main.bottom - main.top):
                 rows[-1].append(s)  # same line, or a super- or subscript of it
@@ -699,7 +693,7 @@ def _paragraphs(chunks: list[_Chunk], body: float, pitch: float) -> list[tuple[s
                 continue  # a stray sub- or superscript under its line: not a break
             if head is not None and _continues_heading(head, r):
                 title = blocks[-1][1]
-                title[0] = join_line_break(title[0], r.text, Counter(), Counter())
+                title[0] = join_line_break(title[0], r.text)
                 head = r
                 continue
             head = None
@@ -742,23 +736,22 @@ def _paragraphs(chunks: list[_Chunk], body: float, pitch: float) -> list[tuple[s
     return blocks
 
 
-def _join_rows(rows: list[str], vocab: Counter, pairs: Counter) -> str:
+def _join_rows(rows: list[str], vocab: Vocabulary) -> str:
     out = rows[0]
     for nxt in rows[1:]:
-        out = join_line_break(out, nxt, vocab, pairs)
+        out = join_line_break(out, nxt, vocab)
     return out.replace("\ufffe", "-")
 
 
-def join_line_break(left: str, right: str, vocab: Counter, pairs: Counter) -> str:
+def join_line_break(left: str, right: str, vocab: Vocabulary | None = None) -> str:
     """Join two lines of a paragraph, repairing a word hyphenated across the break.
 
-    The paper is its own dictionary: "represen-" + "tation" becomes "representation" when
-    the joined word is at least as frequent in it as the hyphenated pair, and
-    "part-" + "of-speech", "GEC-" + "specific" or "state-of-the-" + "art" keep their hyphen
-    (a compound on either side, an acronym before the break, or the pair seen hyphenated more
-    often). With no evidence the hyphen goes: TeX breaks words at syllables far more often
-    than at a compound's hyphen. ``pairs`` counts "word-word" neighbours in the paper's
-    hyphenated compounds, ``vocab`` its words (both lowercased).
+    ``ratio.text.hyphens.decide`` tells a broken word ("represen-" + "tation") from a
+    compound that broke at its hyphen ("part-" + "of-speech"), from the paper's own spelling
+    (``vocab``) first. One case is settled here, where the break is known to be a line end:
+    TeX does not hyphenate an all-capitals word, so "GEC-" + "specific" is a compound.
+    PDFium marks the hyphens it takes for line-end ones with U+FFFE; any such mark that is
+    not a break's stays a hyphen.
     """
     if not left or left[-1] not in _SOFT_HYPHENS:
         return left + " " + right
@@ -767,14 +760,10 @@ def join_line_break(left: str, right: str, vocab: Counter, pairs: Counter) -> st
     if not m or not n:
         return left[:-1] + "-" + right
     head, tail = m.group(1), n.group(0)
-    keep = (
-        not tail[0].islower()
-        or head[-1].isupper()
-        or "-" in head
-        or right[len(tail) : len(tail) + 1] == "-"
-        or pairs[(head.split("-")[-1] + "-" + tail).lower()] > vocab[(head + tail).lower()]
-    )
-    return left[:-1] + ("-" if keep else "") + right
+    verdict = "hyphen" if head[-1].isupper() else decide(head, tail, vocab)
+    if verdict is None:  # a suspended hyphen: "pre- and post-processing"
+        return left[:-1] + "- " + right
+    return left[:-1] + ("" if verdict == "join" else "-") + right
 
 
 _BROKEN_HEAD = re.compile(r"([A-Za-z][A-Za-z\-]*)[" + re.escape(_SOFT_HYPHENS) + r"]$")
