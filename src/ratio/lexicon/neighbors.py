@@ -19,6 +19,7 @@ import numpy as np
 from ratio.io import RatioError, write_text_atomic
 from ratio.lexicon.model import Lexicon
 from ratio.lexicon.spans import normalize_marker
+from ratio.retrieval.models import quiet_offline_hf
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[3] / "models" / "all-MiniLM-L6-v2"
 
@@ -37,7 +38,7 @@ def load_encoder(model_dir: str | os.PathLike | None = None):
     path = Path(model_dir) if model_dir is not None else DEFAULT_MODEL
     if not path.is_dir():
         raise RatioError(f"{path}: model directory not found (sentence-transformers format)")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    quiet_offline_hf()
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(str(path), device="cpu")

@@ -29,6 +29,7 @@ from ratio.retrieval.models import (
     is_static,
     model_key,
     prefixes,
+    quiet_offline_hf,
     resolve_model,
 )
 
@@ -87,7 +88,7 @@ class Encoder:
         return self._model
 
     def _load(self) -> Any:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        quiet_offline_hf()
         if self.backend == "static":
             from model2vec import StaticModel
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +86,22 @@ KNOWN_MODELS: dict[str, ModelSpec] = {
         ),
     ]
 }
+
+
+def quiet_offline_hf() -> None:
+    """Before loading a model: never reach for the (unreachable) hub, and keep the libraries'
+    load reports and weight-loading bars out of the user's terminal (our own progress bars
+    say what is happening; a real load failure still raises)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    for name in ("transformers", "sentence_transformers"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # static models only: nothing to quiet
+        return
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
 
 
 def models_dirs() -> list[Path]:

@@ -538,8 +538,12 @@ class SearchEngine:
         default: str = "bm25",
         trained: dict[str, TrainedModel] | None = None,
         index_root: Path | None = None,
+        embedding_cache: Path | None = None,
     ) -> None:
         self.pool = pool
+        # the run's embedding cache (<build.out>/embeddings), shared with `ratio evaluate` and
+        # `ratio train-compare`: a model they already encoded this pool with indexes in seconds
+        self.embedding_cache = embedding_cache
         self.systems = systems
         self.default = default
         self.trained = dict(trained or {})
@@ -605,6 +609,7 @@ class SearchEngine:
             default=retriever or serve.retriever or "bm25",
             trained=trained,
             index_root=spec.index_dir,
+            embedding_cache=cfg.resolve(cfg.build.out) / "embeddings",
         )
         eng.warm(warm)
         return eng
@@ -726,8 +731,7 @@ class SearchEngine:
                     return load_retriever(d, mmap=True)
             except RatioError:
                 pass  # unreadable or stale index: rebuild below
-        # no embedding cache: the saved index already holds the pool's vectors
-        r = build_retriever(system, systems=self.systems, cache_dir=None)
+        r = build_retriever(system, systems=self.systems, cache_dir=self.embedding_cache)
         ids, texts = self.pool.ids_texts()
         r.index(ids, texts)
         _no_query_cache(r)

@@ -74,12 +74,12 @@ def load_base_model(name: str, max_seq_length: int = 128, device: str | None = N
     sentence-transformers trains static embeddings), so the saved result is an
     ordinary sentence-transformers directory the dense retriever loads with torch.
     """
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from ratio.retrieval.dense import available_cores
+    from ratio.retrieval.models import is_static, quiet_offline_hf, resolve_model
+
+    quiet_offline_hf()
     import torch
     from sentence_transformers import SentenceTransformer
-
-    from ratio.retrieval.dense import available_cores
-    from ratio.retrieval.models import is_static, resolve_model
 
     torch.set_num_threads(available_cores())
     path, _ = resolve_model(name)
