@@ -165,6 +165,41 @@ def finish_paper(paper: Paper, report: DropReport) -> Paper | None:
     return paper
 
 
+def folder_papers(
+    path: Path,
+    suffixes: tuple[str, ...],
+    read_file: Callable[[Path, str, DropReport], Paper | None],
+    report: DropReport,
+) -> Iterator[Paper]:
+    """The file loop of the one-paper-per-file readers (plaintext, pdf).
+
+    ``path`` is a folder (every file ending in ``suffixes``, any case, outside hidden
+    folders, sorted) or one file. The paper id is the file's path under the folder without
+    its suffix (``2023/paper-1``), so ids stay unique across sub-folders. ``read_file``
+    reports its own problems and returns ``None`` for a file it could not read.
+    """
+    if not path.exists():
+        raise InputError(path, None, "no such file or directory", "missing_file")
+    if path.is_dir():
+        files = sorted(
+            p
+            for p in path.rglob("*")
+            if p.name.lower().endswith(suffixes)
+            and p.is_file()
+            and not any(part.startswith(".") for part in p.relative_to(path).parts)
+        )
+        root = path
+    else:
+        files, root = [path], path.parent
+    for file in files:
+        pid = file.relative_to(root).with_suffix("").as_posix()
+        paper = read_file(file, pid, report)
+        if paper is not None:
+            paper = finish_paper(paper, report)
+        if paper is not None:
+            yield paper
+
+
 def papers_from_records(
     path: Path,
     report: DropReport,

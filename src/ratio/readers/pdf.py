@@ -50,7 +50,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from ratio.io import InputError, RatioError
-from ratio.readers._common import finish_paper
+from ratio.readers._common import folder_papers
 from ratio.readers.base import DropReport, register_reader
 from ratio.records import Paper
 from ratio.text.hyphens import Vocabulary, decide
@@ -130,26 +130,7 @@ class _Row:
 @register_reader("pdf", suffixes=SUFFIXES, folder=True)
 def read_pdf(path: Path, report: DropReport) -> Iterator[Paper]:
     """A folder of .pdf papers (or one .pdf); text and reading order rebuilt from the layout."""
-    if not path.exists():
-        raise InputError(path, None, "no such file or directory", "missing_file")
-    if path.is_dir():
-        files = sorted(
-            p
-            for p in path.rglob("*")
-            if p.suffix.lower() in SUFFIXES
-            and p.is_file()
-            and not any(part.startswith(".") for part in p.relative_to(path).parts)
-        )
-        root = path
-    else:
-        files, root = [path], path.parent
-    for file in files:
-        pid = file.relative_to(root).with_suffix("").as_posix()
-        paper = read_pdf_file(file, pid, report)
-        if paper is not None:
-            paper = finish_paper(paper, report)
-        if paper is not None:
-            yield paper
+    return folder_papers(path, SUFFIXES, read_pdf_file, report)
 
 
 def read_pdf_file(file: Path, pid: str, report: DropReport) -> Paper | None:

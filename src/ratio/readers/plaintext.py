@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ratio.io import InputError
-from ratio.readers._common import decode_utf8, finish_paper
+from ratio.readers._common import decode_utf8, folder_papers
 from ratio.readers.base import DropReport, register_reader
 from ratio.records import Paper
 from ratio.text.markdown import parse_markdown
@@ -29,26 +29,7 @@ REPAIRS = frozenset({"hyphen_joined", "hyphen_kept", "latex_residue"})
 @register_reader("plaintext", suffixes=SUFFIXES, folder=True)
 def read_plaintext(path: Path, report: DropReport) -> Iterator[Paper]:
     """A folder of .txt/.md files (or one such file); one paper per file."""
-    if not path.exists():
-        raise InputError(path, None, "no such file or directory", "missing_file")
-    if path.is_dir():
-        files = sorted(
-            p
-            for p in path.rglob("*")
-            if p.name.endswith(SUFFIXES)
-            and p.is_file()
-            and not any(part.startswith(".") for part in p.relative_to(path).parts)
-        )
-        root = path
-    else:
-        files, root = [path], path.parent
-    for file in files:
-        pid = file.relative_to(root).with_suffix("").as_posix()
-        paper = _read_file(file, pid, report)
-        if paper is not None:
-            paper = finish_paper(paper, report)
-        if paper is not None:
-            yield paper
+    return folder_papers(path, SUFFIXES, _read_file, report)
 
 
 def _read_file(file: Path, pid: str, report: DropReport) -> Paper | None:
