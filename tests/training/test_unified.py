@@ -37,6 +37,8 @@ def test_unified_model_trains_on_all_relations_and_compares(tmp_path, static_mod
         f"specialist {r}: no model at {root / 'models' / r / 'best'}"
         for r in ("specify", "address", "broaden")  # evaluate.relations order
     ]
+    assert (tmp_path / "cmp" / "overlap.png").is_file()  # paper F.1 for every setup
+    assert {"BM25", "generic-Baseline"} <= set(out.meta["overlap"]["address"])
     md = (tmp_path / "cmp" / "results.md").read_text()
     assert "Unified" in md and "Baseline" in md
     assert all(r["pool_size"] == 16 + 20 for r in out.rows)  # the test split's full pool

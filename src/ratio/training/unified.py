@@ -31,6 +31,8 @@ from ratio.evaluation.harness import (
     result_to_run,
     write_results,
 )
+from ratio.evaluation.overlap import OverlapResult, lexical_overlap, plot_overlap
+from ratio.io import write_text_atomic
 from ratio.metrics import Qrels
 from ratio.metrics.evaluate import evaluate_per_query
 from ratio.metrics.significance import paired_scores, randomization_test
@@ -150,12 +152,13 @@ def compare(
     timings: dict[str, float] = {}
     per_query: dict[tuple[str, str], Any] = {}
     results: dict[tuple[str, str], SearchResult] = {}
+    runs: dict[tuple[str, str], Any] = {}
 
     def add_row(system, kind, model, setup, rel, res, qp_, dp_):
         qids, _, qrels = per_rel[rel]
         run = result_to_run(res, qids, pool.ids, f"{system}-{setup}")
         pq = evaluate_per_query(Qrels.from_dict(qrels), run, METRICS)
-        per_query[(setup, rel)], results[(setup, rel)] = pq, res
+        per_query[(setup, rel)], results[(setup, rel)], runs[(setup, rel)] = pq, res, run
         rows.append(
             {
                 "system": system,
@@ -223,5 +226,26 @@ def compare(
     target = Path(out) if out else root / "compare" / split
     write_results(res, target)
     res.out_dir = target
+    overlap = _lexical_overlap(bench, per_rel, runs, relations, target)
+    if overlap:
+        res.meta["overlap"] = overlap
     (target / "timings.json").write_text(json.dumps(timings, indent=2))
     return res
+
+
+def _lexical_overlap(bench, per_rel, runs, relations, target: Path) -> dict[str, Any]:
+    """Paper F.1 / Figure 4 for every compared setup: query-top-k Jaccard vs query-gold
+    Jaccard per relation, written as ``overlap.json`` and ``overlap.png`` next to the table."""
+    panels: dict[str, dict[str, OverlapResult]] = {}
+    for rel in relations:
+        qrels = Qrels.from_dict(per_rel[rel][2])
+        for (setup, r), run in runs.items():
+            if r == rel and not setup.startswith("RRF"):
+                res = lexical_overlap(bench.queries, bench.candidates, run, qrels)
+                panels.setdefault(rel, {})[setup] = res
+    if not panels:
+        return {}
+    doc = {rel: {s: o.to_dict() for s, o in d.items()} for rel, d in panels.items()}
+    write_text_atomic(target / "overlap.json", json.dumps(doc, indent=2))
+    plot_overlap(panels, target / "overlap.png", "Lexical overlap with the query (paper F.1)")
+    return doc
