@@ -200,3 +200,17 @@ def test_conflicting_and_mismatched_labels_are_errors(tmp_path):
     _write(tmp_path / "items.csv", items)
     with pytest.raises(RatioError, match="b.csv:3: field 'candidate' of item"):
         load_labels(tmp_path / "b.csv", items=tmp_path / "items.csv")
+
+
+def test_limit_takes_nested_stratified_sub_samples(tmp_path):
+    _, labels = _dataset(60)
+    path = _write(tmp_path / "labels.csv", labels)
+    full = load_labels(path, reference="ann-a")
+    small = load_labels(path, reference="ann-a", limit=10, seed=13)
+    large = load_labels(path, reference="ann-a", limit=20, seed=13)
+    for rel in RELATIONS:
+        s, lg = small.reference_units(rel), large.reference_units(rel)
+        assert len(s) == 10 and len(lg) == 20 and set(s) <= set(lg)
+        ref = full.by_annot["ann-a"]
+        assert sum(ref[u] for u in lg) == 12  # the 60% accept rate kept
+        assert all(u in small.by_annot["ann-b"] for u in s)  # both passes of each pair stay

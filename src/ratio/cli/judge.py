@@ -112,7 +112,10 @@ def calibrate_cmd(
     ),
     folds: int = typer.Option(5, help="cross-validation folds for the thresholds"),
     shots: int = typer.Option(0, help="few-shot examples per request, from the other folds"),
-    seed: int = typer.Option(-1, help="fold and shot seed (default: build.seed)"),
+    seed: int = typer.Option(-1, help="fold, shot and sub-sample seed (default: build.seed)"),
+    limit: int = typer.Option(
+        0, help="judge only a stratified sub-sample of about N labelled pairs per relation"
+    ),
     backend: str = _BACKEND,
     model: str = _MODEL,
     base_url: str = _BASE_URL,
@@ -121,15 +124,19 @@ def calibrate_cmd(
     from ratio.judge.calibrate import calibrate, calibration_markdown, load_labels
     from ratio.judge.runner import open_judge
 
+    cfg = _config(config, backend, model, base_url, {"judge.scoring": scoring} if scoring else None)
+    seed = seed if seed >= 0 else cfg.build.seed
     # the labels are checked before the judge (its cache file, its model) is opened
     label_set = load_labels(
-        labels, items=items, relations=relation or None, reference=reference or None
+        labels,
+        items=items,
+        relations=relation or None,
+        reference=reference or None,
+        limit=limit,
+        seed=seed,
     )
-    cfg = _config(config, backend, model, base_url, {"judge.scoring": scoring} if scoring else None)
     judge = open_judge(cfg)
-    rep = calibrate(
-        cfg, judge, label_set, keep=keep, folds=folds, shots=shots, seed=seed if seed >= 0 else None
-    )
+    rep = calibrate(cfg, judge, label_set, keep=keep, folds=folds, shots=shots, seed=seed)
     typer.echo(calibration_markdown(rep))
     typer.echo(_usage_line(judge.usage.to_dict()))
 

@@ -273,8 +273,15 @@ def load_labels(
     items: str | Path | None = None,
     relations: list[str] | None = None,
     reference: str | None = None,
+    limit: int = 0,
+    seed: int = 0,
 ) -> LabelSet:
-    """Read and check the labels calibration needs, before anything is judged or written."""
+    """Read and check the labels calibration needs, before anything is judged or written.
+
+    ``limit`` > 0 keeps a seeded sub-sample of that many reference-labelled pairs per
+    relation, stratified by the reference label (every annotator's labels of them stay):
+    a quick, cheaper run on a slow judge.
+    """
     p = Path(path)
     rows = read_labels(p, items)
     if not rows:
@@ -308,6 +315,21 @@ def load_labels(
                 f"{p}: field 'label': annotator {ref!r} labelled every {rel} pair {only!r}; "
                 "calibration needs both y and n labels per relation"
             )
+    if limit > 0:
+        keep: set[Unit] = set()
+        for rel in rels:
+            units = sorted(u for u in texts if u[0] == rel and u in by_annot[ref])
+            pos = [u for u in units if by_annot[ref][u]]
+            neg = [u for u in units if not by_annot[ref][u]]
+            rng = random.Random(seed)
+            rng.shuffle(pos)
+            rng.shuffle(neg)
+            # each class in proportion, from the front of a seeded order: a smaller limit
+            # picks a subset of a larger one, so the judgments already made are reused
+            n_pos = max(1, round(limit * len(pos) / len(units)))
+            keep |= set(pos[:n_pos]) | set(neg[: max(1, limit - n_pos)])
+        texts = {u: t for u, t in texts.items() if u in keep}
+        by_annot = {a: {u: v for u, v in d.items() if u in keep} for a, d in by_annot.items()}
     return LabelSet(p, dict(by_annot), texts, ref, list(rels))
 
 
