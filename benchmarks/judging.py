@@ -8,6 +8,7 @@ test split of ``--build-out``) with the relation's first silver prompt, through:
 * ``reference``: ``Llama.create_chat_completion`` in a plain loop (same grammar, no Ratio);
 * ``llamacpp``: Ratio's in-process backend through ``Judge`` (cache, validation, retries);
 * ``llamacpp verdicts-only``: the same with ``reasons = false`` (no free-text reasons);
+* ``llamacpp P(accept)``: ``scoring = "logprob"``: verdict probabilities, no generation;
 * ``openai → llama_cpp.server``: the HTTP backend against a local OpenAI-compatible server;
 * ``cache``: a rerun of the first Ratio pass, every answer from SQLite.
 
@@ -63,12 +64,19 @@ def reference(llm, tasks, max_tokens: int) -> tuple[float, int]:
     return time.perf_counter() - t0, out_tokens
 
 
-def through_judge(backend, tasks, cache: Path, max_tokens: int, reasons: bool = True):
+def through_judge(
+    backend, tasks, cache: Path, max_tokens: int, reasons: bool = True, scoring: str = "sample"
+):
     from ratio.judge.cache import JudgmentCache
     from ratio.judge.runner import Judge
 
     judge = Judge(
-        backend, JudgmentCache(cache), max_tokens=max_tokens, reasons=reasons, max_retries=1
+        backend,
+        JudgmentCache(cache),
+        max_tokens=max_tokens,
+        reasons=reasons,
+        scoring=scoring,
+        max_retries=1,
     )
     t0 = time.perf_counter()
     res = judge.run(tasks)
@@ -122,6 +130,10 @@ def main() -> None:
         add(
             "llamacpp verdicts-only",
             *through_judge(backend, tasks, td / "b.sqlite", args.max_tokens, reasons=False),
+        )
+        add(
+            "llamacpp P(accept)",
+            *through_judge(backend, tasks, td / "d.sqlite", args.max_tokens, scoring="logprob"),
         )
         add("cache (rerun)", *through_judge(backend, tasks, td / "a.sqlite", args.max_tokens))
         del backend
