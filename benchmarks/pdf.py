@@ -17,8 +17,9 @@ Variants: each library's own text ("plain", lines in the library's order, blank-
 and, where the library gives glyph boxes, the same lines through Ratio's layout pass
 (``ratio.readers.pdf.layout_markdown``: columns, margins, paragraphs, headings, hyphens).
 Both go through ``parse_markdown`` like the reader, so references are cut when a heading says
-where they start. Speed: pages per second of the whole extraction (library + layout), one
-process, best of ``--repeat`` runs.
+where they start. Speed: pages per CPU second of the whole extraction (library + layout),
+one process, best of ``--repeat`` runs; CPU time rather than wall time, so a busy machine
+does not skew the comparison (every library here is single-threaded).
 
     pip install pypdf pdfplumber pylatexenc    # the libraries compared, and the TeX renderer
     .venv/bin/python benchmarks/pdf.py --set /tmp/pdfbench/src [--only pdfium-layout]
@@ -320,9 +321,9 @@ def main() -> None:
         for p in papers:
             best = float("inf")
             for _ in range(args.repeat):
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 md = fn(p / "paper.pdf")
-                best = min(best, time.perf_counter() - t0)
+                best = min(best, time.process_time() - t0)
             seconds += best
             pred = _sentences(body_paragraphs(md), "plain")
             gold = truth[p.name]
