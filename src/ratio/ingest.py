@@ -30,11 +30,15 @@ from ratio.executors import run_shards
 from ratio.io import InputError, RatioError, write_parquet_atomic, write_text_atomic
 from ratio.provenance import stamp
 from ratio.readers import DropReport, get_reader, list_inputs
+from ratio.readers.detect import detect_inputs
+from ratio.readers.metadata import apply_metadata, load_metadata, metadata_lookup, write_metadata
 from ratio.records import Paper
 
 # Bump when the cleaning/segmentation logic changes output for the same input,
 # so cached shards from older code are recomputed.
-INGEST_VERSION = "2"  # 2: plain-text structure, hyphen repair keeping compounds
+# 2: plain-text structure, hyphen repair keeping compounds; 3: line numbers, small caps and
+# glued acronyms repaired (ratio.text.repair), math_after recorded
+INGEST_VERSION = "3"
 FLUSH_ROWS = 100_000
 _SUFFIXES = (".jsonl.zst", ".jsonl.gz", ".jsonl", ".json.gz", ".json", ".zst", ".gz", ".txt", ".md")
 
@@ -49,6 +53,7 @@ class IngestResult:
     drops: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    formats: dict[str, int] = field(default_factory=dict)  # reader -> files it read
 
 
 def shard_name(path: str | Path) -> str:
@@ -96,14 +101,19 @@ class _TextPipeline:
                 category = self.categorize(section.heading)
             if section.is_appendix:
                 category = "appendix" if category == "other" else category
-            for paragraph in section.paragraphs:
+            math_after = section.math_after
+            if len(math_after) != len(section.paragraphs):
+                math_after = [False] * len(section.paragraphs)  # the reader does not know
+            for paragraph, led_into_math in zip(section.paragraphs, math_after, strict=True):
                 para_idx += 1
                 text = self.clean_inline(paragraph, paper.markup)
                 if not text:
                     drops["empty_paragraph"] += 1
                     continue
                 n_par += 1
-                for sent_idx, raw in enumerate(self.segment(text)):
+                sentences = self.segment(text)
+                last = len(sentences) - 1
+                for sent_idx, raw in enumerate(sentences):
                     sent = self.strip_noise(raw)
                     if self.is_noise(sent):
                         drops["noise_sentence"] += 1
@@ -122,6 +132,8 @@ class _TextPipeline:
                     cols["sentence_idx"].append(sent_idx)
                     cols["text"].append(sent)
                     cols["match"].append(self.match_form(sent))
+                    # only the paragraph's final sentence is the one the equation followed
+                    cols["math_after"].append(led_into_math and sent_idx == last)
                     n_sent += 1
         return n_par, n_sent
 
@@ -130,21 +142,32 @@ def _empty_cols(schema: pa.Schema) -> dict[str, list]:
     return {name: [] for name in schema.names}
 
 
-def ingest_shard(path: str, fmt: str, out_dir: str, cfg_dict: dict) -> dict:
+def ingest_shard(
+    path: str,
+    fmt: str,
+    out_dir: str,
+    cfg_dict: dict,
+    name: str | None = None,
+    metadata: dict | None = None,
+) -> dict:
     """Ingest one input shard; a pure function of (shard, config) -> files on disk.
 
     ``path`` and ``out_dir`` may be URLs (``ratio.fs``): a remote input is staged to a
     local copy, and outputs are published whole, marker last, so a killed worker
     leaves either a finished shard or nothing. Returns a JSON-able summary; a bad
     shard is reported in it (``error``) rather than raised, so other shards' results
-    survive, unless ``strict`` is set.
+    survive, unless ``strict`` is set. ``name`` overrides the shard name (a folder read by
+    two readers); ``metadata`` is ``{"path", "digest"}`` of a checked sidecar
+    (``ratio.readers.metadata``) whose rows fill each paper's title, year, date and venue.
     """
     cfg = IngestConfig(**cfg_dict)
-    name = shard_name(path)
+    name = name or shard_name(path)
     raw_path = fs.join(out_dir, "raw", f"{name}.parquet")
     papers_path = fs.join(out_dir, "papers", f"{name}.parquet")
     marker = fs.join(out_dir, "raw", f"{name}.done.json")
     key = {"input": _fingerprint(path), "config": _ingest_key(cfg)}
+    if metadata:
+        key["metadata"] = metadata["digest"]
     if fs.exists(marker) and fs.exists(raw_path) and fs.exists(papers_path):
         done = json.loads(fs.read_text(marker))
         if done.get("key") == key:
@@ -152,7 +175,9 @@ def ingest_shard(path: str, fmt: str, out_dir: str, cfg_dict: dict) -> dict:
 
     t0 = time.perf_counter()
     with fs.staged(path) as src:
-        summary = _ingest_local(src, fmt, cfg, raw_path, papers_path, str(path))
+        summary = _ingest_local(
+            src, fmt, cfg, raw_path, papers_path, str(path), metadata["path"] if metadata else ""
+        )
     if str(src) != str(path):  # messages name the shard as given, not the staged copy
         summary["messages"] = [m.replace(str(src), str(path)) for m in summary["messages"]]
         if summary["error"]:
@@ -165,9 +190,16 @@ def ingest_shard(path: str, fmt: str, out_dir: str, cfg_dict: dict) -> dict:
 
 
 def _ingest_local(
-    src: Path, fmt: str, cfg: IngestConfig, raw_path: str, papers_path: str, source: str
+    src: Path,
+    fmt: str,
+    cfg: IngestConfig,
+    raw_path: str,
+    papers_path: str,
+    source: str,
+    metadata_path: str = "",
 ) -> dict:
     pipeline = _TextPipeline(cfg)
+    lookup = metadata_lookup(metadata_path) if metadata_path else None
     report = DropReport(strict=cfg.strict)
     drops: Counter = Counter()
     cols = _empty_cols(schemas.SENTENCES)
@@ -180,6 +212,8 @@ def _ingest_local(
         try:
             try:
                 for paper in get_reader(fmt).fn(src, report):
+                    if lookup is not None:
+                        apply_metadata(paper, lookup)
                     n_par, n_sent = pipeline.paper_rows(paper, cols, drops)
                     if n_sent == 0:
                         drops["paper_without_sentences"] += 1
@@ -305,40 +339,72 @@ def ingest(
     executor: str = "local",
     address: str = "",
     progress: bool | None = None,
+    metadata: str | Path | None = None,
+    log=None,
 ) -> IngestResult:
-    """Ingest ``inputs`` into ``out_dir``; finished shards are reused on rerun."""
+    """Ingest ``inputs`` into ``out_dir``; finished shards are reused on rerun.
+
+    ``fmt`` is a reader name or ``"auto"`` (``ratio.readers.detect``: one reader per kind of
+    file; ``log`` gets the one-line description of what was detected). ``metadata`` is a
+    sidecar file (``ratio.readers.metadata``) applied to every paper.
+    """
     cfg = cfg or IngestConfig()
     out = Path(out_dir)
     t0 = time.perf_counter()
-    get_reader(fmt)  # unknown format: fail before anything else
+    if fmt != "auto":
+        get_reader(fmt)  # unknown format: fail before anything else
     report = DropReport(strict=cfg.strict)
     if fs.is_url(str(out_dir)):
         raise RatioError(
             f"{out}: the ingest output must be a local or shared-filesystem path; "
             "inputs may be URLs (publish outputs with ratio.fs.sync)"
         )
-    shards: list[str | Path] = []
-    try:
-        local = [str(fs.local_path(i)) for i in inputs if not fs.is_url(i)]
-        remote = [i for i in inputs if fs.is_url(i)]
-        shards = [*list_inputs(local, fmt), *fs.expand_inputs(remote, get_reader(fmt).suffixes)]
-    except InputError as e:
-        report.skip(e)
-        shards = []
-    if not shards:
-        raise RatioError(
-            f"no {fmt} input found in {', '.join(map(str, inputs))}"
-            + (f" ({'; '.join(report.messages)})" if report.messages else "")
-        )
-    names = [shard_name(p) for p in shards]
+    local = [str(fs.local_path(i)) for i in inputs if not fs.is_url(i)]
+    remote = [i for i in inputs if fs.is_url(i)]
+    shards: list[tuple[str, str]] = []
+    formats: Counter = Counter()
+    if fmt == "auto":
+        if remote:
+            raise RatioError(
+                f"--format auto reads local files only; give --format for {', '.join(remote)}"
+            )
+        detection = detect_inputs(local)
+        shards, formats = detection.shards, detection.files
+        if log is not None:
+            log(detection.describe())
+    else:
+        try:
+            found = [*list_inputs(local, fmt), *fs.expand_inputs(remote, get_reader(fmt).suffixes)]
+            shards = [(str(p), fmt) for p in found]
+            formats[fmt] = len(shards)
+        except InputError as e:
+            report.skip(e)
+            shards = []
+        if not shards:
+            raise RatioError(
+                f"no {fmt} input found in {', '.join(map(str, inputs))}"
+                + (f" ({'; '.join(report.messages)})" if report.messages else "")
+                + _format_hint(local, fmt)
+            )
+    names = _shard_names(shards)
     dupes = [n for n, c in Counter(names).items() if c > 1]
     if dupes:
         raise RatioError(
             f"two inputs map to the same shard name(s): {', '.join(dupes)}; rename them"
         )
+    meta_task = None
+    if metadata:
+        rows = load_metadata(metadata, report)  # bad rows reported (or raised when strict)
+        digest = write_metadata(rows, out / "metadata.parquet")
+        meta_task = {"path": str(out / "metadata.parquet"), "digest": digest}
 
-    tasks = [(str(p), fmt, str(out), asdict(cfg)) for p in shards]
-    result = IngestResult(out_dir=out, drops=dict(report.counts), errors=list(report.messages))
+    tasks = [
+        (str(p), f, str(out), asdict(cfg), n, meta_task)
+        for (p, f), n in zip(shards, names, strict=True)
+    ]
+    result = IngestResult(
+        out_dir=out, drops=dict(report.counts), errors=list(report.messages), formats=dict(formats)
+    )
     summaries = []
     bar = tqdm(
         total=len(tasks),
@@ -390,11 +456,62 @@ def ingest(
     result.drops = dict(sorted(drops.items()))
     result.seconds = round(time.perf_counter() - t0, 3)
     stats = corpus_stats(out, drops=result.drops, errors=result.errors)
+    stats["formats"] = result.formats
+    if metadata:
+        stats["metadata"] = metadata_match(out, str(metadata))
+        result.errors.extend(stats["metadata"]["messages"])
+        stats["errors"] = (stats["errors"] + stats["metadata"]["messages"])[:100]
     stats["ingest_seconds"] = result.seconds
     stats["shards"] = result.shards
     stats["reused_shards"] = result.reused_shards
     write_text_atomic(out / "stats.json", json.dumps(stats, indent=1))
     return result
+
+
+def _shard_names(shards: list[tuple[str, str]]) -> list[str]:
+    """Shard names; a folder read by two readers (text and PDF) gets one per reader."""
+    per_path = Counter(p for p, _ in shards)
+    return [shard_name(p) + (f"-{f}" if per_path[p] > 1 else "") for p, f in shards]
+
+
+def _format_hint(local: list[str], fmt: str) -> str:
+    """What the inputs do hold, when they hold nothing of ``fmt``."""
+    try:
+        det = detect_inputs(local)
+    except (RatioError, OSError):
+        return "; see `ratio formats`, or let --format auto decide"
+    names = sorted(det.files)
+    return f"; {det.describe()}: use --format auto (the default) or --format {names[0]}"
+
+
+def metadata_match(out: Path, source: str) -> dict:
+    """How the sidecar's rows met the ingested papers: matches, papers without a row, rows
+    without a paper (each listed by id, the first few)."""
+    from ratio.readers.metadata import row_for
+
+    lookup = metadata_lookup(out / "metadata.parquet")
+    papers = pq.read_table(out / "papers", columns=["paper_id"])["paper_id"].to_pylist()
+    used: set[str] = set()
+    without: list[str] = []
+    for pid in papers:
+        row = row_for(pid, lookup)
+        if row is None:
+            without.append(pid)
+        else:
+            used.add(row["id"])
+    unused = [r for rid, r in lookup.items() if rid not in used]
+    unused.sort(key=lambda r: r["line"])
+    messages = [f"{source}:{r['line']}: id {r['id']!r} matches no paper" for r in unused[:20]] + [
+        f"paper {pid!r} has no row in {source}" for pid in without[:20]
+    ]
+    return {
+        "file": source,
+        "rows": len(lookup),
+        "papers_matched": len(papers) - len(without),
+        "papers_without_row": len(without),
+        "rows_without_paper": len(unused),
+        "messages": messages,
+    }
 
 
 def _remove_stale_temps(out: Path) -> None:

@@ -25,7 +25,7 @@ import json
 import shutil
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -37,7 +37,8 @@ from ratio.build.dedup import dedup_files, dedup_partitioned
 from ratio.build.export import export_beir
 from ratio.build.mine import mine_shard
 from ratio.build.reports import MINE_COUNTERS, write_reports
-from ratio.build.split import SPLITS, split_pairs, write_datasets
+from ratio.build.split import SPLITS, split_pairs, undated_error, write_datasets
+from ratio.build.split import split_key as split_fields
 from ratio.config import RunConfig
 from ratio.executors import run_shards
 from ratio.io import RatioError, write_parquet_atomic, write_text_atomic
@@ -206,9 +207,10 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
         )
     out = config.resolve(config.build.out)
     result = BuildResult(out_dir=out)
-    from ratio.build.split import boundaries
+    from ratio.build.split import boundaries, check_mode
 
     boundaries(config.split)  # a bad [split] fails before hours of mining
+    check_mode(config.split)
 
     # ---- ingest (the lead's stage; it skips its own finished shards)
     t0 = time.perf_counter()
@@ -226,6 +228,7 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
             executor=config.build.executor,
             address=config.build.ray_address,
             progress=progress,
+            metadata=config.resolve(config.corpus.metadata) if config.corpus.metadata else None,
         )
         result.stages["ingest"] = StageResult(
             "ingest",
@@ -242,6 +245,8 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
         raise RatioError(
             f"no sentence shards in {sentences_dir}: set [corpus] inputs in the config, or run `ratio ingest` first"
         )
+    if config.split.mode == "temporal":
+        _check_dated(out / "ingest" / "papers")  # an undated corpus fails before mining
 
     # ---- mine
     t0 = time.perf_counter()
@@ -341,7 +346,7 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
     split_key = {
         "split_version": SPLIT_VERSION,
         "dedup": digest(dedup_key),
-        "split": asdict(config.split),
+        "split": split_fields(config.split, config.build.seed),
     }
     split_outputs = [
         bench / s / f"{f}.parquet" for s in SPLITS for f in ("queries", "candidates", "qrels")
@@ -355,6 +360,7 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
             config.split,
             metadata=stamp("split", digest(split_key), lexicon.version),
             threads=config.ingest.workers,
+            seed=config.build.seed,
         )
         write_datasets(
             bench,
@@ -427,6 +433,19 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
         result.stages["reports"] = StageResult("reports")
     result.seconds = round(time.perf_counter() - t_start, 3)
     return result
+
+
+def _check_dated(papers_dir: Path) -> None:
+    """Refuse a temporal split of a corpus in which no paper has a year or date."""
+    if not any(papers_dir.glob("*.parquet")):
+        return
+    table = pq.read_table(papers_dir, columns=["year", "date"])
+    if (
+        table.num_rows
+        and table["year"].null_count == table.num_rows
+        and not any(table["date"].to_pylist())
+    ):
+        raise undated_error(f"none of the {table.num_rows:,} ingested papers")
 
 
 def _export(bench: Path, export_dir: Path, key: dict, lexicon_version: str) -> tuple[bool, dict]:

@@ -201,7 +201,18 @@ def build_report(info: dict) -> str:
     )
     for k in sorted(dedup, key=lambda k: order.index(k) if k in order else len(order)):
         lines.append(f"- {k.replace('_', ' ')}: {_n(dedup[k])}")
-    lines += ["", "## Temporal split", ""]
+    rnd = split.get("random")
+    if rnd:
+        t, v = rnd["train_fraction"], rnd["validation_fraction"]
+        lines += ["", "## Random split (by paper)", ""]
+        lines += [
+            f"- papers assigned by a seeded hash of their id (seed {rnd['seed']}): "
+            f"train {t:.0%}, validation {v:.0%}, test {1 - t - v:.0%}; no paper spans two splits",
+            "- **temporal leakage control is off**: the corpus has no dates, so work published "
+            'after a test paper can sit in train (`[split] mode = "random"`)',
+        ]
+    else:
+        lines += ["", "## Temporal split", ""]
     for k in SPLITS:
         if k in split.get("boundaries", {}):
             lines.append(f"- {k} ends {split['boundaries'][k]}")

@@ -20,11 +20,21 @@ identical to :func:`candidate_id`/:func:`query_id`.
 Leakage: no validation or test text (query or candidate, by match form) may occur
 in an earlier split. Offending rows are dropped from the later split, counted, and
 the check is re-run on the output, which must then report zero.
+
+Undated corpora: a temporal split of papers without a year or date is refused with an
+error that names the two ways out, dates from a metadata sidecar or ``[split] mode =
+"random"``. The random split assigns each *paper* (so no paper spans two splits) by a
+seeded hash of its id: ``u = int(sha1(f"{seed}:{paper_id}")[:13], 16) / 16**13``, train
+when ``u < train_fraction``, validation when below ``train_fraction +
+validation_fraction``, else test (:func:`random_split`). Text leakage is still removed as
+above, but nothing keeps later work out of the training split: the build report says that
+temporal leakage control is off.
 """
 
 from __future__ import annotations
 
 import calendar
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -40,7 +50,7 @@ import pyarrow.parquet as pq
 from ratio import schemas
 from ratio.build.dedup import _source_sql, connect, effective_date_sql, kv
 from ratio.config import ConfigError, SplitConfig
-from ratio.io import atomic_path
+from ratio.io import RatioError, atomic_path
 from ratio.records import RELATIONS
 
 SPLITS: tuple[str, ...] = ("train", "validation", "test")
@@ -96,6 +106,60 @@ def boundaries(cfg: SplitConfig) -> dict[str, dt.date]:
     return b
 
 
+SPLIT_MODES = ("temporal", "random")
+_HASH_SCALE = 16**13  # 13 hex digits of sha1: exact in a double and a UBIGINT
+
+
+def check_mode(cfg: SplitConfig) -> None:
+    """A valid ``mode`` and, for random, fractions that leave every split some papers."""
+    if cfg.mode not in SPLIT_MODES:
+        raise ConfigError(f"[split] mode = {cfg.mode!r}; known modes: {', '.join(SPLIT_MODES)}")
+    if cfg.mode == "random":
+        t, v = cfg.train_fraction, cfg.validation_fraction
+        if not (0 < t < 1 and 0 < v < 1 and t + v < 1):
+            raise ConfigError(
+                f"[split] train_fraction = {t} and validation_fraction = {v} must be in (0, 1) "
+                "with a sum below 1 (test gets the rest)"
+            )
+
+
+def split_key(cfg: SplitConfig, seed: int) -> dict:
+    """The ``[split]`` fields a split depends on (cache key): a temporal split's key is the
+    one it had before random splits existed, so existing builds stay up to date."""
+    d = dataclasses.asdict(cfg)
+    if cfg.mode == "temporal":
+        for k in ("mode", "train_fraction", "validation_fraction"):
+            d.pop(k)
+    else:
+        d["seed"] = seed
+    return d
+
+
+def random_split(paper_id: str, cfg: SplitConfig, seed: int) -> str:
+    """The split of one paper under ``mode = "random"`` (the SQL below computes the same)."""
+    u = int(hashlib.sha1(f"{seed}:{paper_id}".encode()).hexdigest()[:13], 16) / _HASH_SCALE
+    if u < cfg.train_fraction:
+        return "train"
+    return "validation" if u < cfg.train_fraction + cfg.validation_fraction else "test"
+
+
+def random_split_sql(cfg: SplitConfig, seed: int, paper_col: str = "paper_id") -> str:
+    u = f"(('0x' || substr(sha1('{int(seed)}:' || {paper_col}), 1, 13))::UBIGINT / {_HASH_SCALE}.0)"
+    t = float(cfg.train_fraction)
+    v = float(cfg.train_fraction + cfg.validation_fraction)
+    return f"CASE WHEN {u} < {t!r} THEN 'train' WHEN {u} < {v!r} THEN 'validation' ELSE 'test' END"
+
+
+def undated_error(what: str) -> RatioError:
+    return RatioError(
+        f'{what} has a year or date, so a temporal split ([split] mode = "temporal", the '
+        "default) would be empty. Either give dates: a metadata file with id and year (or "
+        'date) per paper, `ratio ingest --metadata FILE` or [corpus] metadata = "FILE"; or '
+        'split papers at random: [split] mode = "random" (seeded by [build] seed, by paper so '
+        "no paper spans two splits; temporal leakage control is then off)"
+    )
+
+
 def assign_split_sql(b: dict[str, dt.date], eff: str = "_eff") -> str:
     return (
         f"CASE WHEN {eff} <= DATE '{b['train']}' THEN 'train' "
@@ -112,15 +176,19 @@ class SplitResult:
     excluded: dict[str, int] = field(default_factory=dict)  # reason -> rows
     leakage_dropped: dict[str, dict[str, int]] = field(default_factory=dict)
     final_leakage: int = 0
+    random: dict | None = None  # mode = "random": seed and fractions (None: temporal)
 
     def to_dict(self) -> dict:
-        return {
+        d = {
             "boundaries": self.boundaries,
             "counts": self.counts,
             "excluded": self.excluded,
             "leakage_dropped": self.leakage_dropped,
             "final_leakage": self.final_leakage,
         }
+        if self.random is not None:
+            d["random"] = self.random
+        return d
 
 
 def split_pairs(
@@ -129,29 +197,41 @@ def split_pairs(
     cfg: SplitConfig,
     metadata: dict[str, str] | None = None,
     threads: int | None = None,
+    seed: int = 13,
 ) -> SplitResult:
-    """Write ``<out_dir>/<split>/{queries,candidates,qrels}.parquet`` from deduplicated pairs."""
+    """Write ``<out_dir>/<split>/{queries,candidates,qrels}.parquet`` from deduplicated pairs.
+
+    ``seed`` (``[build] seed``) is used by ``mode = "random"`` only.
+    """
+    check_mode(cfg)
     b = boundaries(cfg)
     out = Path(out_dir)
     spill = out / ".duckdb-tmp"
     con = connect(threads, spill)
     try:
-        return _split(con, source, out, b, cfg, metadata)
+        return _split(con, source, out, b, cfg, metadata, seed)
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
 
 
 def _split(
-    con, source, out: Path, b: dict, cfg: SplitConfig, metadata: dict[str, str] | None
+    con,
+    source,
+    out: Path,
+    b: dict,
+    cfg: SplitConfig,
+    metadata: dict[str, str] | None,
+    seed: int = 13,
 ) -> SplitResult:
     """The body of :func:`split_pairs` on an open connection."""
     if isinstance(source, (str, os.PathLike)):
         source = [source]
     src = _source_sql(con, source)
+    assign = assign_split_sql(b) if cfg.mode == "temporal" else random_split_sql(cfg, seed)
     con.execute(
         f"""CREATE TEMP TABLE p AS
-        SELECT *, {assign_split_sql(b)} AS split FROM (
+        SELECT *, {assign} AS split FROM (
             SELECT *, {effective_date_sql()} AS _eff,
                 relation IN ({_REL_LIST}) AS is_pair,
                 'c' || substr(sha1(gold_match), 1, 16) AS candidate_id,
@@ -160,12 +240,24 @@ def _split(
             FROM {src})"""
     )
     result = SplitResult(out_dir=out, boundaries={k: v.isoformat() for k, v in b.items()})
-    result.excluded = {
-        "no_date": con.execute("SELECT count(*) FROM p WHERE _eff IS NULL").fetchone()[0],
-        "after_test_end": con.execute(
-            "SELECT count(*) FROM p WHERE _eff IS NOT NULL AND split IS NULL"
-        ).fetchone()[0],
-    }
+    if cfg.mode == "random":
+        result.boundaries = {}
+        result.random = {
+            "seed": seed,
+            "train_fraction": cfg.train_fraction,
+            "validation_fraction": cfg.validation_fraction,
+        }
+    else:
+        total, dated = con.execute("SELECT count(*), count(_eff) FROM p").fetchone()
+        if total and not dated:
+            raise undated_error(f"none of the {total:,} mined rows")
+    if cfg.mode == "temporal":  # a random split places every row
+        result.excluded = {
+            "no_date": con.execute("SELECT count(*) FROM p WHERE _eff IS NULL").fetchone()[0],
+            "after_test_end": con.execute(
+                "SELECT count(*) FROM p WHERE _eff IS NOT NULL AND split IS NULL"
+            ).fetchone()[0],
+        }
     # Texts of earlier splits, growing as each split is finalized.
     con.execute("CREATE TEMP TABLE seen (m VARCHAR)")
     for name in SPLITS:

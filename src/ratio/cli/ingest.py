@@ -26,7 +26,17 @@ def ingest_cmd(
         None, "--out", "-o", help="Output directory (default: <build.out>/ingest)."
     ),
     fmt: str = typer.Option(
-        None, "--format", "-f", help="Reader format name (see `ratio formats`)."
+        None,
+        "--format",
+        "-f",
+        help="Reader format (see `ratio formats`) or auto, the default: decided per file.",
+    ),
+    metadata: Path = typer.Option(
+        None,
+        "--metadata",
+        "-m",
+        help="CSV or JSONL with id, title, year or date, venue per paper (ids = file stems "
+        "or record ids); default: the config's corpus.metadata.",
     ),
     config: Path = typer.Option(None, "--config", "-c", help="TOML run config."),
     strict: bool = typer.Option(
@@ -52,6 +62,7 @@ def ingest_cmd(
     if workers:
         cfg.ingest.workers = workers
     out_dir = out or cfg.resolve(cfg.build.out) / "ingest"
+    sidecar = metadata or (cfg.resolve(cfg.corpus.metadata) if cfg.corpus.metadata else None)
     res = ingest(
         inputs,
         fmt or cfg.corpus.format,
@@ -59,9 +70,18 @@ def ingest_cmd(
         cfg.ingest,
         executor=executor or cfg.build.executor,
         address=address or cfg.build.ray_address,
+        metadata=sidecar,
+        log=lambda line: typer.echo(line, err=True),
     )
     stats = json.loads((Path(out_dir) / "stats.json").read_text())
     typer.echo(stats_markdown(stats))
+    if "metadata" in stats:
+        m = stats["metadata"]
+        typer.echo(
+            f"metadata {m['file']}: {m['papers_matched']:,} papers matched, "
+            f"{m['papers_without_row']:,} without a row, {m['rows_without_paper']:,} rows "
+            "without a paper"
+        )
     typer.echo(
         f"{res.papers:,} papers, {res.sentences:,} sentences in {res.seconds:.1f}s "
         f"({res.reused_shards} of {res.shards} shards reused) -> {out_dir}"

@@ -165,6 +165,16 @@ def finish_paper(paper: Paper, report: DropReport) -> Paper | None:
     return paper
 
 
+# Files that travel with a corpus but are not papers (a folder's README.md, LICENSE.txt).
+NOT_PAPERS = ("readme", "license", "licence", "changelog", "notice", "copying")
+
+
+def is_paper_file(path: Path, suffixes: tuple[str, ...]) -> bool:
+    """A file a one-paper-per-file reader reads: the right ending, not a README or LICENSE."""
+    name = path.name.lower()
+    return name.endswith(suffixes) and not name.startswith(NOT_PAPERS)
+
+
 def folder_papers(
     path: Path,
     suffixes: tuple[str, ...],
@@ -184,7 +194,7 @@ def folder_papers(
         files = sorted(
             p
             for p in path.rglob("*")
-            if p.name.lower().endswith(suffixes)
+            if is_paper_file(p, suffixes)
             and p.is_file()
             and not any(part.startswith(".") for part in p.relative_to(path).parts)
         )

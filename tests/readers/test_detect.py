@@ -1,0 +1,68 @@
+"""``--format auto``: readers chosen from file names and the first record's keys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ratio.io import RatioError
+from ratio.readers.detect import detect_inputs, first_record, json_format
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def test_record_shapes_of_every_json_format(data_dir, s2orc_example):
+    assert json_format(first_record(data_dir / "unarxive_sample.jsonl")) == "unarxive"
+    assert json_format(first_record(data_dir / "s2orc_v2_sample.jsonl")) == "s2orc-v2"
+    assert json_format(first_record(s2orc_example)) == "s2orc"
+    ratio = {"id": "x", "title": "T", "year": 2024, "extractor": "nougat", "text": "# T"}
+    assert json_format(ratio) == "ratio-jsonl"
+    pes2o = {"id": "1", "text": "...", "source": "s2orc/train", "added": "2023", "created": "2020"}
+    assert json_format(pes2o) in ("pes2o", "s2orc-v2")
+    pdf_parse = {"paper_id": "1", "abstract": [], "body_text": [{"text": "a", "sec_num": "1"}]}
+    assert json_format(pdf_parse) == "s2orc"
+    assert json_format({"foo": 1}) is None
+
+
+def test_a_mixed_folder_is_read_per_kind(tmp_path, data_dir):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.txt").write_text("Some text.", encoding="utf-8")
+    (tmp_path / "sub" / "b.md").write_text("# B\n\nText.", encoding="utf-8")
+    (tmp_path / "c.pdf").write_bytes(b"%PDF-1.4\n")
+    (tmp_path / "u.jsonl").write_text(
+        (data_dir / "unarxive_sample.jsonl").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    (tmp_path / "metadata.csv").write_text("id,year\na,2020\n", encoding="utf-8")
+    det = detect_inputs([str(tmp_path)])
+    assert sorted(det.shards) == sorted(
+        [
+            (str(tmp_path), "plaintext"),
+            (str(tmp_path), "pdf"),
+            (str(tmp_path / "u.jsonl"), "unarxive"),
+        ]
+    )
+    assert det.files == {"plaintext": 2, "pdf": 1, "unarxive": 1}
+    assert det.ignored == ["metadata.csv"]
+    assert det.describe().startswith("detected: pdf (1 file), plaintext (2 files), unarxive")
+
+
+def test_undecidable_and_empty_inputs_name_the_formats_and_the_flag(tmp_path):
+    (tmp_path / "x.jsonl").write_text(json.dumps({"foo": 1}) + "\n", encoding="utf-8")
+    with pytest.raises(RatioError) as e:
+        detect_inputs([str(tmp_path)])
+    assert "x.jsonl: cannot tell the format" in str(e.value)
+    assert "--format" in str(e.value) and "ratio-jsonl" in str(e.value)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.csv").write_text("a,b\n", encoding="utf-8")
+    with pytest.raises(RatioError, match=r"no paper files .* \(found only: notes.csv\).*--format"):
+        detect_inputs([str(empty)])
+
+
+def test_the_own_corpus_sample():
+    det = detect_inputs([str(DATA / "own_corpus")])
+    assert det.shards == [(str(DATA / "own_corpus"), "plaintext")]
+    assert det.files == {"plaintext": 10}  # README.md travels with the corpus, not a paper
+    assert sorted(det.ignored) == ["README.md", "metadata.csv"]
