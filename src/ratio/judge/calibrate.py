@@ -539,9 +539,7 @@ def calibration_markdown(r: dict) -> str:
             h = e["human_panel"]
             lines.append(
                 f"| {rel} | annotators ({h['pairs']} pair(s)) | {e['n_panel_units']} | "
-                f"{f(h, 'agreement', True)} | {f(h, 'kappa')} | {f(h, 'alpha')} |"
-                + " – |" * 9
-                + " |"
+                f"{f(h, 'agreement', True)} | {f(h, 'kappa')} | {f(h, 'alpha')} |" + " – |" * 9
             )
         for pid, p in e["prompts"].items():
             b, a, pn = p["before"], p.get("after"), p.get("panel")
