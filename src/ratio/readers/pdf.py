@@ -176,7 +176,7 @@ def _open(file: Path):
             raise InputError(
                 file, None, "encrypted PDF: it needs a password to open", "encrypted_pdf"
             ) from None
-        if isinstance(e.__cause__, OSError) or "file" in msg.lower() and "not found" in msg.lower():
+        if "file access" in msg.lower():  # PDFium could not open or read the file itself
             raise InputError(file, None, f"cannot read: {msg}", "unreadable_file") from None
         raise InputError(file, None, f"not a readable PDF ({msg})", "corrupt_pdf") from None
     except OSError as e:
@@ -184,7 +184,7 @@ def _open(file: Path):
 
 
 def pdfium_pages(file: Path) -> tuple[list[PageText], str | None]:
-    """Segments of every page, and the title from the document info (when it looks real).
+    """Segments of every page, and the title (the document info's, else page 1's largest type).
 
     Raises ``InputError`` for a file PDFium cannot open (corrupt, encrypted) and for one
     without a text layer (scanned or image-only pages), so the caller reports it by name.
