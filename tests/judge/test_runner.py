@@ -198,3 +198,12 @@ def test_batch_scoring_reads_logprobs_from_the_output_file(fake_openai, tmp_path
     res = j.run(_tasks("p=0.9 a", "p=0.2 b"))
     assert [round(r.p_accept, 6) for r in res] == [0.9, 0.2]
     assert len(fake_openai.batches) == 1 and all(b["logprobs"] for b in fake_openai.bodies)
+
+
+def test_a_401_without_a_key_says_so_and_stops_the_run(fake_openai, tmp_path):
+    fake_openai.fail_after = 0
+    backend = OpenAIChatBackend(fake_openai.base_url, "fake-model", "", timeout_s=10)
+    j = Judge(backend, JudgmentCache(tmp_path / "k.sqlite"), progress=False)
+    with pytest.raises(FatalBackendError, match="HTTP 401.*invalid api key") as e:
+        j.run(_tasks("a good pair"))
+    assert "no API key was given" in str(e.value)

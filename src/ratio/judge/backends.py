@@ -209,6 +209,7 @@ class OpenAIChatBackend:
         self.model = model
         self.concurrency = max(1, concurrency)
         self.extra_body = dict(extra_body or {})
+        self.keyless = not api_key
         # local servers (llama.cpp, vLLM, Ollama) want no key; the client insists on one
         self.client = openai.OpenAI(
             base_url=self.base_url,
@@ -223,7 +224,12 @@ class OpenAIChatBackend:
         try:
             return fn(*args, **kwargs)
         except oa.APIStatusError as e:
-            raise _classify_http(e.status_code, f"{what} {self.base_url}", str(e)) from None
+            hint = (
+                " (no API key was given: set judge.api_key_env's variable)"
+                if (e.status_code == 401 and self.keyless)
+                else ""
+            )
+            raise _classify_http(e.status_code, f"{what} {self.base_url}{hint}", str(e)) from None
         except oa.APIConnectionError as e:  # includes timeouts
             raise TransientError(f"{what} {self.base_url}: {e}") from None
 
