@@ -46,8 +46,17 @@ def register(app: typer.Typer) -> None:
             -1, help="seeded sub-pool size (default train.test_max_pool; 0 = full pool)"
         ),
         out: str = typer.Option("", help="output folder (default <train.out>/compare/<split>)"),
+        relation: list[str] = typer.Option(
+            None,
+            "--relation",
+            "-r",
+            help="only these moves (repeatable; default evaluate.relations)",
+        ),
+        specialist: list[str] = typer.Option(
+            None, "--specialist", help="only these moves' specialists (repeatable; default all)"
+        ),
     ) -> None:
-        """Baseline vs per-relation specialists vs unified model on one split (one table)."""
+        """BM25, baseline, specialists, unified model and hybrid on one split (one table)."""
         from ratio.config import load_config
         from ratio.training.unified import compare
 
@@ -59,6 +68,8 @@ def register(app: typer.Typer) -> None:
             max_queries=None if max_queries < 0 else max_queries,
             max_pool=None if max_pool < 0 else max_pool,
             out=out or None,
+            relations=relation or None,
+            specialists=specialist or None,
         )
         typer.echo((res.out_dir / "results.md").read_text(encoding="utf-8"))
         for note in res.meta["skipped"]:

@@ -73,6 +73,7 @@ def compare(
     max_pool: int | None = None,
     out: str | Path | None = None,
     progress: bool = True,
+    specialists: list[str] | None = None,
 ) -> EvaluationResults:
     """BM25 vs baseline vs specialists vs unified vs hybrid (RRF of BM25 and each move's
     specialist) on one split, in the harness's table layout, with paired randomization tests
@@ -81,7 +82,8 @@ def compare(
     ``max_queries`` (seeded sample per relation) and ``max_pool`` (seeded sub-pool
     holding every sampled gold) default to ``train.test_max_queries`` /
     ``train.test_max_pool``; 0 means all queries and the full shared pool, the
-    harness's setting. Missing trained models are skipped with a note in ``meta``.
+    harness's setting. ``specialists`` limits which moves' specialists are encoded (each costs
+    one encoding of the pool; default all). Missing trained models are skipped with a note.
     """
     from ratio.retrieval.dense import DenseRetriever
     from ratio.retrieval.models import resolve_model
@@ -128,7 +130,7 @@ def compare(
             (base_name, f"{tc.prefix}-Baseline", tc.base_model, dict.fromkeys(relations, qp))
         )
     if "specialists" in systems:
-        for rel in relations:
+        for rel in specialists or relations:
             d = root / rel / "best"
             if (d / "modules.json").is_file():
                 plan.append((base_name, f"{tc.prefix}-Tuned", str(d), {rel: qp}))
