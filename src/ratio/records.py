@@ -37,6 +37,9 @@ class Section:
     paragraphs: list[str] = field(default_factory=list)
     category: str = "other"
     is_appendix: bool = False
+    # math_after[i]: a display equation the cleanup removed came right after paragraphs[i];
+    # empty when the reader does not know (only the Markdown cleanup records it)
+    math_after: list[bool] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -66,6 +69,7 @@ class Sentence:
     text: str  # original (cleaned) text, what people read
     match: str  # lowercased, normalized form used for matching and dedup
     is_appendix: bool = False
+    math_after: bool = False  # last sentence of a paragraph that led into removed display math
 
 
 @dataclass(slots=True)

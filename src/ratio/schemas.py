@@ -17,6 +17,9 @@ SENTENCES = pa.schema(
         ("sentence_idx", pa.int32()),
         ("text", pa.string()),
         ("match", pa.string()),
+        # the sentence ends a paragraph that led into a display equation the cleanup removed
+        # (null in runs ingested before the column existed: read as false)
+        ("math_after", pa.bool_()),
     ]
 )
 

@@ -18,6 +18,7 @@ from collections import Counter
 
 from ratio.records import Section
 from ratio.text.hyphens import Vocabulary, decide
+from ratio.text.repair import repair_paper
 from ratio.text.sections import categorize, strip_numbering
 
 # --- block-level patterns ---------------------------------------------------------
@@ -169,14 +170,21 @@ def _is_table_block(lines: list[str]) -> bool:
 
 
 class _Item:
-    """A paragraph candidate: text plus whether it may be joined to its neighbours."""
+    """A paragraph candidate: text, whether it may be joined to its neighbours, and whether a
+    display equation the cleanup removed came right after it (its last sentence may lead
+    into that equation: "we have", "is defined as follows:")."""
 
-    __slots__ = ("text", "is_list", "hard_before")
+    __slots__ = ("text", "is_list", "hard_before", "math_after")
 
     def __init__(self, text: str, is_list: bool, hard_before: bool):
         self.text = text
         self.is_list = is_list
         self.hard_before = hard_before
+        self.math_after = False
+
+
+# Stands in a block's item list where a display equation was removed.
+_DISPLAY = _Item("", False, True)
 
 
 def _skip_past(lines: list[str], i: int, close: str) -> tuple[int, str]:
@@ -317,6 +325,8 @@ def _block_items(
             if len(pieces) > 1:
                 drops["display_math"] += len(pieces) - 1
             for k, piece in enumerate(pieces):
+                if k:
+                    items.append(_DISPLAY)
                 piece = piece.strip()
                 if piece:
                     items.append(_Item(piece, is_list, hard or k > 0))
@@ -380,6 +390,7 @@ def parse_markdown(
 
 
 def _parse(text: str, extractor: str, drops: Counter) -> list[Section]:
+    text = repair_paper(text, drops)  # line numbers, small caps, glued acronyms
     tokens = _tokenize(text)
     vocab = Vocabulary(text)  # the paper's own spelling, for line-break hyphens
     if not any(kind == "heading" for kind, _ in tokens):
@@ -422,6 +433,8 @@ def _parse(text: str, extractor: str, drops: Counter) -> list[Section]:
         if kind == "lines":
             block = _block_items(val, drops, vocab)  # type: ignore[arg-type]
             for it in block or ():
+                if it is _DISPLAY:
+                    continue
                 if has_abstract:
                     drops["front_matter"] += 1
                     continue
@@ -465,6 +478,7 @@ def _parse(text: str, extractor: str, drops: Counter) -> list[Section]:
                 levels.append(1)
                 mode, in_appendix, pending_hard = "body", True, True
         if kind == "break":
+            _mark_math(items_of)
             pending_hard = True
             continue
         if kind == "heading":
@@ -528,6 +542,10 @@ def _parse(text: str, extractor: str, drops: Counter) -> list[Section]:
             items_of.append([])
             levels.append(1)
         for it in block:
+            if it is _DISPLAY:
+                _mark_math(items_of)
+                pending_hard = True
+                continue
             if len(it.text) < 300 and _CHECKLIST_PARA.search(it.text):
                 mode = "checklist"  # Nougat flattens the checklist heading into text
                 drops["checklist_section"] += 1
@@ -540,7 +558,7 @@ def _parse(text: str, extractor: str, drops: Counter) -> list[Section]:
     _drop_repeated(items_of, drops)
     result: list[Section] = []
     for sec, items in zip(sections, items_of, strict=True):
-        sec.paragraphs = _join_items(items)
+        sec.paragraphs, sec.math_after = _join_items(items)
         if sec.paragraphs:
             result.append(sec)
     return result
@@ -617,6 +635,12 @@ def _parent_category(
     return None
 
 
+def _mark_math(items_of: list[list[_Item]]) -> None:
+    """A display equation was removed: the current section's last paragraph led into it."""
+    if items_of and items_of[-1]:
+        items_of[-1][-1].math_after = True
+
+
 def _drop_repeated(items_of: list[list[_Item]], drops: Counter) -> None:
     """Remove running titles/page headers: short blocks that recur within the paper."""
     counts: Counter = Counter()
@@ -637,9 +661,13 @@ def _drop_repeated(items_of: list[list[_Item]], drops: Counter) -> None:
             items[:] = kept
 
 
-def _join_items(items: list[_Item]) -> list[str]:
-    """Re-join paragraphs split by a page break (previous one unfinished, next lowercase)."""
+def _join_items(items: list[_Item]) -> tuple[list[str], list[bool]]:
+    """Re-join paragraphs split by a page break (previous one unfinished, next lowercase).
+
+    Returns the paragraphs and, for each, whether removed display math followed it.
+    """
     out: list[str] = []
+    math_after: list[bool] = []
     prev: _Item | None = None
     for it in items:
         if (
@@ -651,8 +679,10 @@ def _join_items(items: list[_Item]) -> list[str]:
             and prev.text[-1:] not in _TERMINAL
         ):
             out[-1] = out[-1] + " " + it.text
+            math_after[-1] = it.math_after
             prev = _Item(out[-1], False, prev.hard_before)
             continue
         out.append(it.text)
+        math_after.append(it.math_after)
         prev = it
-    return out
+    return out, math_after
