@@ -4,10 +4,14 @@ Why: the marker lexicons are distant supervision; the only way to know how often
 really holds its relation is to read a random sample against the paper's definitions (section 3,
 Appendix I.2). ``sample`` writes a JSONL file to be labelled by hand (``label`` true/false, ``note``
 on every false); ``score`` prints per-relation precision with a Wilson 95% interval and
-per-marker error counts. See docs/precision-audit.md.
+per-marker error counts. ``tiers`` turns the labelled files into per-marker precision and
+writes the lexicon's precision tiers (``ratio.lexicon.tiers``): markers below a stated
+precision threshold go to ``needs_validation``. See docs/precision-audit.md.
 
     .venv/bin/python scripts/precision_audit.py sample --run runs/neurips --n 50 --seed 7 --out F
     .venv/bin/python scripts/precision_audit.py score F
+    .venv/bin/python scripts/precision_audit.py tiers --threshold 0.8 --min-audited 10 \\
+        --out src/ratio/lexicon/data/tiers.tsv tests/data/precision_audit*.jsonl
 """
 
 from __future__ import annotations
@@ -19,7 +23,13 @@ import random
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+from ratio.build.validity import failed_rule
+from ratio.lexicon import load_lexicon
+from ratio.lexicon.tiers import COLUMNS as TIER_COLUMNS
+from ratio.lexicon.tiers import CORE, NEEDS_VALIDATION
 
 RELATIONS = ("address", "broaden", "specify")
 SPLITS = ("train", "validation", "test")
@@ -144,6 +154,102 @@ def format_report(stats: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class MarkerPrecision:
+    """Audited pairs of one marker: those the build still yields, how many are valid, and
+    those the mining validity rules now drop (labelled, but no longer counted)."""
+
+    marker: str
+    relation: str
+    audited: int
+    valid: int
+    dropped_by_rules: int = 0
+
+    @property
+    def precision(self) -> float:
+        return self.valid / self.audited if self.audited else float("nan")
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson_interval(self.valid, self.audited)
+
+    def tier(self, threshold: float, min_audited: int) -> str:
+        if self.audited >= min_audited and self.precision < threshold:
+            return NEEDS_VALIDATION
+        return CORE
+
+
+def marker_precision(rows: Iterable[dict], lexicon=None) -> list[MarkerPrecision]:
+    """Per-marker precision over labelled rows (distinct ``query_id``; the first label wins).
+
+    A pair that fails a mining validity rule (``ratio.build.validity``; the display-math flag
+    is unknown here, so only the text rules apply) is counted apart: the build no longer
+    yields it. With a ``lexicon``, markers no longer listed under the audited relation (moved
+    to a distractor after an audit) are left out. Sorted by relation, most audited first.
+    """
+    seen: set[str] = set()
+    counts: dict[tuple[str, str], list[int]] = {}
+    for r in rows:
+        if r.get("label") is None or r["query_id"] in seen:
+            continue
+        seen.add(r["query_id"])
+        rel, marker = r["relation"], r["marker"]
+        if lexicon is not None and lexicon.relation_of(marker) != rel:
+            continue
+        c = counts.setdefault((rel, marker), [0, 0, 0])
+        if failed_rule(rel, r["query"], r["gold"]) is not None:
+            c[2] += 1
+            continue
+        c[0] += 1
+        c[1] += bool(r["label"])
+    out = [MarkerPrecision(m, rel, n, k, d) for (rel, m), (n, k, d) in counts.items()]
+    out.sort(key=lambda p: (RELATIONS.index(p.relation), -p.audited, p.marker))
+    return out
+
+
+def format_tiers(
+    stats: Sequence[MarkerPrecision], threshold: float, min_audited: int, sources: Sequence[str]
+) -> str:
+    """The lexicon's ``tiers.tsv``: a header stating how it was made, one row per marker."""
+    lines = [
+        "# Marker precision tiers (ratio.lexicon.tiers), derived from the precision audits by",
+        "#   python scripts/precision_audit.py tiers --threshold T --min-audited N FILES...",
+        "# Do not edit by hand. A marker is needs_validation when at least min_audited of its",
+        "# audited pairs pass the mining validity rules and their precision is below threshold;",
+        "# markers not listed here are core.",
+        f"# threshold: {threshold}",
+        f"# min_audited: {min_audited}",
+        "# sources: " + " ".join(sources),
+        "\t".join(TIER_COLUMNS),
+    ]
+    for p in stats:
+        lo, hi = p.interval
+        cells = [p.marker, p.relation, p.tier(threshold, min_audited), str(p.audited)]
+        cells += [str(p.valid), f"{p.precision:.3f}" if p.audited else "", f"{lo:.3f}"]
+        cells += [f"{hi:.3f}", str(p.dropped_by_rules)]
+        lines.append("\t".join(cells))
+    return "\n".join(lines) + "\n"
+
+
+def tiers_markdown(stats: Sequence[MarkerPrecision], threshold: float, min_audited: int) -> str:
+    """The per-marker table of docs/precision-audit.md."""
+    lines = [
+        "| relation | marker | audited | valid | precision | Wilson 95% | dropped by rules | tier |",
+        "|---|---|---:|---:|---:|---|---:|---|",
+    ]
+    for p in stats:
+        lo, hi = p.interval
+        prec = f"{p.precision:.2f}" if p.audited else "–"
+        tier = p.tier(threshold, min_audited)
+        if tier == CORE and p.audited < min_audited:
+            tier = "core (too few audited)"
+        lines.append(
+            f"| {p.relation} | {p.marker} | {p.audited} | {p.valid} | {prec} | "
+            f"[{lo:.2f}, {hi:.2f}] | {p.dropped_by_rules} | {tier} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -154,7 +260,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     sp.add_argument("--out", type=Path, required=True)
     sc = sub.add_parser("score", help="print per-relation precision of a labelled file")
     sc.add_argument("file", type=Path)
+    ti = sub.add_parser("tiers", help="per-marker precision and the lexicon's precision tiers")
+    ti.add_argument("files", type=Path, nargs="+", help="labelled audit files (JSONL)")
+    ti.add_argument("--threshold", type=float, default=0.8)
+    ti.add_argument("--min-audited", type=int, default=10)
+    ti.add_argument("--lexicon", type=Path, default=None, help="default: the shipped lexicon")
+    ti.add_argument("--out", type=Path, help="write the tiers file here")
+    ti.add_argument("--markdown", action="store_true", help="print the docs table")
     args = ap.parse_args(argv)
+
+    if args.cmd == "tiers":
+        rows = [r for f in args.files for r in read_labelled(f)]
+        stats = marker_precision(rows, load_lexicon(args.lexicon))
+        text = format_tiers(stats, args.threshold, args.min_audited, [str(f) for f in args.files])
+        if args.out:
+            args.out.write_text(text, encoding="utf-8")
+            print(f"wrote {len(stats)} markers to {args.out}", file=sys.stderr)
+        print(tiers_markdown(stats, args.threshold, args.min_audited) if args.markdown else text)
+        return 0
 
     if args.cmd == "sample":
         pairs = load_pairs(args.run)

@@ -117,3 +117,47 @@ def test_query_intro_clause_stripped_and_gold_list_prefix_cleaned(matcher):
     assert row["query"] == "The baseline forgets earlier tasks after fine-tuning."
     assert row["gold"] == "k-means clusters collapse to a single centroid."  # mixed-case stays
     assert row["marker"] == "for example" and row["relation"] == "specify"
+
+
+def test_gold_leading_into_removed_display_math_is_dropped_and_counted(matcher):
+    gold = "Specifically, the update rule of the optimizer is given as"
+    rows = sentence_rows("p1", 2023, [[Q2, gold], [Q2, G2]])
+    rows[1]["math_after"] = True  # the cleanup removed the equation after it
+    stats: dict = {}
+    out = mine_shard(sentences_table(rows), matcher, stats=stats)
+    assert out.column("gold").to_pylist() == [G2.removeprefix("For example, ").capitalize()]
+    assert stats["dropped_invalid"] == {"gold_before_display_math": {"specify": 1}}
+    assert stats["fired"]["specifically"] == 1 and "specifically" not in stats["kept"]
+
+
+def test_complete_gold_before_display_math_is_kept(matcher):
+    rows = sentence_rows("p1", 2023, [[Q2, G2]])
+    rows[1]["math_after"] = True
+    stats: dict = {}
+    assert mine_shard(sentences_table(rows), matcher, stats=stats).num_rows == 1
+    assert stats["dropped_invalid"] == {}
+
+
+def test_unfinished_and_deferring_golds_dropped_per_rule(matcher):
+    rows = sentence_rows(
+        "p1",
+        2023,
+        [
+            [Q1, "To address this issue, we make the following contributions:"],
+            [Q2, "For example, we define the weighted objective as follows:"],
+            [Q1, "To address this, several effective methods have been proposed."],
+        ],
+    )
+    stats: dict = {}
+    assert mine_shard(sentences_table(rows), matcher, stats=stats).num_rows == 0
+    assert stats["dropped_invalid"] == {
+        "gold_deferral": {"address": 1},
+        "gold_unfinished": {"specify": 1},
+        "gold_vague_existence": {"address": 1},
+    }
+
+
+def test_sentence_shards_without_math_after_still_mine(matcher):
+    """Runs ingested before the column existed: the flag reads as false."""
+    t = sentences_table(sentence_rows("p1", 2023, [[Q1, G1]])).drop_columns(["math_after"])
+    assert mine_shard(t, matcher).num_rows == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ def _load_script():
     )
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up while the class is made
     spec.loader.exec_module(mod)
     return mod
 
@@ -109,3 +111,46 @@ def test_sample_is_seeded_and_capped() -> None:
     rels = [r["relation"] for r in a]
     assert rels.count("address") == 50 and rels.count("broaden") == 7
     assert len({r["query_id"] for r in a}) == len(a)
+
+
+def test_shipped_tiers_are_derived_from_the_audits() -> None:
+    """data/tiers.tsv is the script's output for the audit files; rerun it after a new audit."""
+    from ratio.lexicon import load_lexicon
+    from ratio.lexicon.model import DATA_DIR
+    from ratio.lexicon.tiers import load_tiers
+
+    shipped = (DATA_DIR / "tiers.tsv").read_text(encoding="utf-8")
+    tiers = load_tiers(DATA_DIR / "tiers.tsv")
+    sources = [line for line in shipped.splitlines() if line.startswith("# sources:")]
+    files = sources[0].split(":", 1)[1].split()
+    rows = [r for f in files for r in pa.read_labelled(REPO_ROOT / f)]
+    stats = pa.marker_precision(rows, load_lexicon())
+    assert pa.format_tiers(stats, tiers.threshold, tiers.min_audited, files) == shipped
+    assert sorted(files) == sorted(str(p.relative_to(REPO_ROOT)) for p in AUDIT_FILES)
+
+
+def test_marker_precision_counts_rule_drops_apart_and_skips_moved_markers() -> None:
+    from ratio.lexicon import load_lexicon
+
+    def row(qid, marker, gold, label, rel="specify"):
+        q = "Query sentence that states something long enough."
+        return {
+            "query_id": qid,
+            "relation": rel,
+            "marker": marker,
+            "query": q,
+            "gold": gold,
+            "label": label,
+        }
+
+    rows = [
+        row("1", "specifically", "We use three datasets in all experiments.", True),
+        row("2", "specifically", "We define the weighted BC objective as follows:", False),
+        row("3", "specifically", "Large models outperformed small ones.", False),
+        row("1", "specifically", "duplicate id: the first label counts.", False),
+        row("4", "to account for this", "We expand the image at many scales.", False, "address"),
+    ]
+    (s,) = pa.marker_precision(rows, load_lexicon())  # "to account for this" is a distractor now
+    assert (s.marker, s.audited, s.valid, s.dropped_by_rules) == ("specifically", 2, 1, 1)
+    assert s.tier(0.85, 2) == "needs_validation" and s.tier(0.85, 3) == "core"
+    assert s.tier(0.5, 2) == "core"

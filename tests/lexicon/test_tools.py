@@ -86,6 +86,7 @@ def _sentences_parquet(path: Path) -> Path:
         ],
     }
     rows["match"] = [t.lower() for t in rows["text"]]
+    rows["math_after"] = [False] * 5
     path.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pydict(rows, schema=SENTENCES), path / "s0.parquet")
     return path

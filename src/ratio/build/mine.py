@@ -25,6 +25,7 @@ from ratio.build._text import (
     strip_intro_clause,
     too_short,
 )
+from ratio.build.validity import failed_rule
 from ratio.records import RELATIONS
 
 _SORT_KEYS = [
@@ -92,16 +93,20 @@ def mine_shard(
     candidate rows with a null query. The query is the first sentence with its
     introductory clause stripped, the gold the remainder after the marker with list
     prefixes cleaned and its first letter capitalized. Rows whose query or gold is
-    shorter than ``min_chars`` are dropped. ``stats``, when given, is filled with
-    counts: ``consecutive_pairs``, ``fired`` (per marker, before the length filter),
-    ``kept`` (per marker), ``dropped_short``.
+    shorter than ``min_chars`` are dropped, and so are relation pairs that fail a
+    validity rule (``ratio.build.validity``: a gold leading into removed display math,
+    an unfinished or deferring sentence, ...). ``stats``, when given, is filled with
+    counts: ``consecutive_pairs``, ``fired`` (per marker, before the filters),
+    ``kept`` (per marker), ``dropped_short_query``/``_gold`` and ``dropped_invalid``
+    (rule -> relation -> pairs).
     """
     t, first, second = consecutive_pairs(sentences)
     counts: Counter = Counter()
     fired: Counter = Counter()
     kept: Counter = Counter()
+    invalid: Counter = Counter()  # (rule, relation) -> pairs
     if len(first) == 0:
-        _fill(stats, t.num_rows, 0, fired, kept, counts)
+        _fill(stats, t.num_rows, 0, fired, kept, counts, invalid)
         return empty_pairs()
 
     texts2 = t["text"].take(pa.array(second)).combine_chunks()
@@ -111,6 +116,10 @@ def mine_shard(
     cand = np.flatnonzero((comma >= 0) & (comma <= limit))
     cand_texts = texts2.take(pa.array(cand)).to_pylist()
     texts1 = t["text"].take(pa.array(first[cand])).to_pylist()
+    if "math_after" in t.column_names:  # sentence shards ingested before it existed lack it
+        math2 = pc.fill_null(t["math_after"].take(pa.array(second[cand])), False).to_pylist()
+    else:
+        math2 = [False] * len(cand)
 
     match = matcher.match
     rows_src: list[int] = []  # index into `second` of each kept row
@@ -136,6 +145,10 @@ def mine_shard(
             if too_short(q, min_chars):
                 counts["dropped_short_query"] += 1
                 continue
+            rule = failed_rule(m.relation, q, gold, math2[k])
+            if rule is not None:
+                invalid[(rule, m.relation)] += 1
+                continue
             col_query.append(q)
             col_qm.append(match_form(q))
         else:
@@ -148,7 +161,7 @@ def mine_shard(
         col_gold.append(gold)
         col_gm.append(match_form(gold))
 
-    _fill(stats, t.num_rows, len(first), fired, kept, counts)
+    _fill(stats, t.num_rows, len(first), fired, kept, counts, invalid)
     if not rows_src:
         return empty_pairs()
     take = pa.array(second[np.asarray(rows_src, dtype=np.int64)])
@@ -168,7 +181,7 @@ def mine_shard(
     ).cast(schemas.PAIRS)
 
 
-def _fill(stats, n_sentences, n_pairs, fired, kept, counts) -> None:
+def _fill(stats, n_sentences, n_pairs, fired, kept, counts, invalid) -> None:
     if stats is None:
         return
     stats["sentences"] = int(n_sentences)
@@ -177,6 +190,10 @@ def _fill(stats, n_sentences, n_pairs, fired, kept, counts) -> None:
     stats["kept"] = dict(sorted(kept.items()))
     stats["dropped_short_query"] = int(counts["dropped_short_query"])
     stats["dropped_short_gold"] = int(counts["dropped_short_gold"])
+    by_rule: dict[str, dict[str, int]] = {}
+    for (rule, relation), n in sorted(invalid.items()):
+        by_rule.setdefault(rule, {})[relation] = int(n)
+    stats["dropped_invalid"] = by_rule
 
 
 def marker_counts(pairs: pa.Table) -> dict[str, int]:

@@ -44,9 +44,9 @@ from ratio.executors import run_shards
 from ratio.io import RatioError, write_parquet_atomic, write_text_atomic
 from ratio.provenance import code_version, stamp
 
-MINE_VERSION = "1"
+MINE_VERSION = "2"  # 2: validity rules (ratio.build.validity)
 DEDUP_VERSION = "1"
-SPLIT_VERSION = "1"
+SPLIT_VERSION = "2"  # 2: needs_validation test queries held in test/pending_queries.parquet
 EXPORT_VERSION = "1"
 REPORTS_VERSION = "1"
 STAGES = ("ingest", "mine", "dedup", "split", "export", "reports")
@@ -164,7 +164,9 @@ def mine_file(
     out = Path(out_dir)
     name = src.stem
     matcher = _matcher(lexicon_path, key["lexicon_version"])
-    table = pq.read_table(src, columns=schemas.SENTENCES.names)
+    # shards ingested before a column existed (math_after) are read without it
+    names = set(pq.read_schema(src).names)
+    table = pq.read_table(src, columns=[c for c in schemas.SENTENCES.names if c in names])
     stats: dict = {}
     pairs = mine_shard(table, matcher, min_chars=min_chars, stats=stats)
     meta = stamp("mine", digest(key), matcher.version, shard=name)
@@ -178,6 +180,7 @@ def mine_file(
         "fired": sum(stats["fired"].values()),
         "dropped_short_query": stats["dropped_short_query"],
         "dropped_short_gold": stats["dropped_short_gold"],
+        "dropped_invalid": stats["dropped_invalid"],
         "fired_by_marker": stats["fired"],
         "kept_by_marker": stats["kept"],
         "seconds": round(time.perf_counter() - t0, 3),
@@ -295,6 +298,7 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
     mine_summaries = [_read_manifest(mine_dir / f"{s.stem}.done.json") or {} for s in shards]
     mine_totals = {k: sum(m.get(k, 0) for m in mine_summaries) for k in MINE_COUNTERS}
     mine_totals["shards"] = len(shards)
+    mine_totals["dropped_invalid"] = _sum_invalid(mine_summaries)
     result.stages["mine"] = StageResult(
         "mine",
         ran=bool(tasks),
@@ -347,6 +351,7 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
         "split_version": SPLIT_VERSION,
         "dedup": digest(dedup_key),
         "split": split_fields(config.split, config.build.seed),
+        "needs_validation": lexicon.needs_validation(),
     }
     split_outputs = [
         bench / s / f"{f}.parquet" for s in SPLITS for f in ("queries", "candidates", "qrels")
@@ -361,6 +366,7 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
             metadata=stamp("split", digest(split_key), lexicon.version),
             threads=config.ingest.workers,
             seed=config.build.seed,
+            hold=lexicon.needs_validation(),
         )
         write_datasets(
             bench,
@@ -412,6 +418,7 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
             "mine": mine_totals,
             "dedup": dedup_stats,
             "split": split_info,
+            "needs_validation": lexicon.needs_validation(),
         }
         mined: Counter = Counter()
         for m_ in mine_summaries:
@@ -446,6 +453,15 @@ def _check_dated(papers_dir: Path) -> None:
         and not any(table["date"].to_pylist())
     ):
         raise undated_error(f"none of the {table.num_rows:,} ingested papers")
+
+
+def _sum_invalid(summaries: list[dict]) -> dict[str, dict[str, int]]:
+    """Pairs each validity rule dropped, per relation, summed over the shards' summaries."""
+    total: dict[str, Counter] = {}
+    for m in summaries:
+        for rule, by_rel in (m.get("dropped_invalid") or {}).items():
+            total.setdefault(rule, Counter()).update(by_rel)
+    return {rule: dict(sorted(c.items())) for rule, c in sorted(total.items())}
 
 
 def _export(bench: Path, export_dir: Path, key: dict, lexicon_version: str) -> tuple[bool, dict]:

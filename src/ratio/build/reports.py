@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ratio.build.split import SPLITS
+from ratio.build.validity import RULES
 from ratio.io import write_text_atomic
 from ratio.records import DISTRACTORS
 
@@ -189,6 +190,8 @@ def build_report(info: dict) -> str:
     for k in ("shards", *MINE_COUNTERS):
         if k in mine:
             lines.append(f"- {k.replace('_', ' ')}: {_n(mine[k])}")
+    if "dropped_invalid" in mine:
+        lines += ["", validity_table(mine["dropped_invalid"])]
     lines += ["", "## De-duplication (whole corpus, before the split)", ""]
     order = (
         "input_pairs",
@@ -228,7 +231,43 @@ def build_report(info: dict) -> str:
     lines.append(
         f"- final leakage (texts shared with an earlier split): **{split.get('final_leakage', 0)}**"
     )
+    if "needs_validation" in info:
+        lines += ["", tiers_section(info["needs_validation"], split)]
     return "\n".join(lines) + "\n"
+
+
+def validity_table(dropped: dict[str, dict[str, int]]) -> str:
+    """Pairs each validity rule (``ratio.build.validity``) dropped at mining, per relation."""
+    rels = ("address", "broaden", "specify")
+    out = [
+        "### Validity rules (a pair counts under the first rule it fails)",
+        "",
+        "| rule | " + " | ".join(rels) + " | total | drops |",
+        "|---|" + "---:|" * (len(rels) + 1) + "---|",
+    ]
+    for rule in RULES:
+        by_rel = dropped.get(rule.name, {})
+        cells = [_n(by_rel.get(r, 0)) if r in rule.relations else "–" for r in rels]
+        total = _n(sum(by_rel.values()))
+        out.append(f"| `{rule.name}` | " + " | ".join(cells) + f" | {total} | {rule.description} |")
+    return "\n".join(out)
+
+
+def tiers_section(markers: list[str], split: dict) -> str:
+    """The needs_validation markers and the test queries held back for the silver set."""
+    held = split.get("counts", {}).get("test", {}).get("held_for_validation", {})
+    out = ["## Precision tiers", ""]
+    if not markers:
+        return "\n".join([*out, "- no marker is in the needs_validation tier"]) + "\n"
+    out.append(
+        "- needs_validation markers (test queries only through the silver set): "
+        + ", ".join(f"`{m}`" for m in markers)
+    )
+    out.append(
+        "- test queries held in `test/pending_queries.parquet`: "
+        + (", ".join(f"{r} {_n(n)}" for r, n in sorted(held.items())) or "0")
+    )
+    return "\n".join(out) + "\n"
 
 
 def marker_table(lexicon, mined: dict[str, int], fires: dict[str, int]) -> str:

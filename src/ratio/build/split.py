@@ -41,6 +41,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +55,9 @@ from ratio.io import RatioError, atomic_path
 from ratio.records import RELATIONS
 
 SPLITS: tuple[str, ...] = ("train", "validation", "test")
+# Test queries of needs_validation markers (ratio.lexicon.tiers), held out of test/queries.parquet
+# until the silver set (ratio.judge.silver) judges them; their golds stay in the test pool.
+HELD_QUERIES = "pending_queries.parquet"
 _CAND_COLS = ", ".join(schemas.CANDIDATES.names)
 _REL_LIST = ", ".join(f"'{r}'" for r in RELATIONS)
 
@@ -198,10 +202,13 @@ def split_pairs(
     metadata: dict[str, str] | None = None,
     threads: int | None = None,
     seed: int = 13,
+    hold: Sequence[str] = (),
 ) -> SplitResult:
     """Write ``<out_dir>/<split>/{queries,candidates,qrels}.parquet`` from deduplicated pairs.
 
-    ``seed`` (``[build] seed``) is used by ``mode = "random"`` only.
+    ``seed`` (``[build] seed``) is used by ``mode = "random"`` only. Test queries whose
+    marker is in ``hold`` (the lexicon's ``needs_validation`` tier) go to
+    ``test/pending_queries.parquet`` instead of ``test/queries.parquet`` and its qrels.
     """
     check_mode(cfg)
     b = boundaries(cfg)
@@ -209,6 +216,9 @@ def split_pairs(
     spill = out / ".duckdb-tmp"
     con = connect(threads, spill)
     try:
+        con.execute("CREATE TEMP TABLE hold (marker VARCHAR)")
+        if hold:
+            con.executemany("INSERT INTO hold VALUES (?)", [[m] for m in sorted(set(hold))])
         return _split(con, source, out, b, cfg, metadata, seed)
     finally:
         con.close()
@@ -296,14 +306,12 @@ def _split(
         d.mkdir(parents=True, exist_ok=True)
         meta = dict(metadata or {})
         meta["ratio.split"] = name
-        _copy(
-            con,
-            f"""SELECT query_id, query AS text, relation, marker, paper_id, year, section_category,
-                   candidate_id AS gold_id
-               FROM p WHERE split = '{name}' AND is_pair ORDER BY relation, query_id""",
-            d / "queries.parquet",
-            meta,
-        )
+        # needs_validation markers reach the test queries only through the silver set
+        not_held = " AND marker NOT IN (SELECT marker FROM hold)" if name == "test" else ""
+        _copy(con, _queries_sql(name, not_held), d / "queries.parquet", meta)
+        if name == "test":
+            held = " AND marker IN (SELECT marker FROM hold)"
+            _copy(con, _queries_sql(name, held), d / HELD_QUERIES, meta)
         _copy(
             con,
             f"""SELECT {_CAND_COLS} FROM (
@@ -319,12 +327,18 @@ def _split(
         _copy(
             con,
             f"""SELECT query_id, candidate_id, CAST(1 AS TINYINT) AS relevance
-               FROM p WHERE split = '{name}' AND is_pair ORDER BY query_id""",
+               FROM p WHERE split = '{name}' AND is_pair{not_held} ORDER BY query_id""",
             d / "qrels.parquet",
             meta,
         )
         result.counts[name] = split_counts(d)
     return result
+
+
+def _queries_sql(name: str, where: str = "") -> str:
+    return f"""SELECT query_id, query AS text, relation, marker, paper_id, year, section_category,
+                   candidate_id AS gold_id
+               FROM p WHERE split = '{name}' AND is_pair{where} ORDER BY relation, query_id"""
 
 
 def _copy(con, sql: str, target: Path, metadata: dict[str, str]) -> None:
@@ -350,12 +364,16 @@ def split_counts(split_dir: Path) -> dict:
     """Queries per relation, candidates per origin, totals: the numbers of Tables 1 and 6."""
     q = pq.read_table(split_dir / "queries.parquet", columns=["relation"])
     c = pq.read_table(split_dir / "candidates.parquet", columns=["origin"])
-    return {
+    counts = {
         "queries": _value_counts(q["relation"]),
         "candidates_by_origin": _value_counts(c["origin"]),
         "queries_total": q.num_rows,
         "candidates_total": c.num_rows,
     }
+    if (split_dir / HELD_QUERIES).exists():
+        h = pq.read_table(split_dir / HELD_QUERIES, columns=["relation"])
+        counts["held_for_validation"] = _value_counts(h["relation"])
+    return counts
 
 
 def _value_counts(col: pa.ChunkedArray) -> dict[str, int]:

@@ -3,7 +3,10 @@
 A stratified sample of the test split (equal allocation across markers, capped at each
 marker's size) is judged by the relation's two calibrated prompts on the input
 ``"querySentence. Discourse-marker, goldSentence"``; a pair is kept only when *both*
-prompts accept it (an invalid answer counts as not accepted). The result is written as
+prompts accept it (an invalid answer counts as not accepted). Test queries of
+``needs_validation`` markers (``ratio.lexicon.tiers``), which the split holds out of
+``test/queries.parquet`` in ``test/pending_queries.parquet``, are sampled and judged with
+the others: the silver set is the only way they enter a test set. The result is written as
 a benchmark split, ``<build.out>/benchmark/silver/{queries,candidates,qrels}.parquet``,
 so ``ratio evaluate`` with ``evaluate.split = "silver"`` scores the silver queries
 against the test split's full candidate pool (copied unchanged into the silver folder).
@@ -13,16 +16,18 @@ from __future__ import annotations
 
 import shutil
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from ratio.build.sample import stratified_sample
+from ratio.build.split import HELD_QUERIES
 from ratio.config import RunConfig
-from ratio.evaluation.harness import load_benchmark
+from ratio.evaluation.harness import Benchmark, load_benchmark
 from ratio.io import RatioError, atomic_path, write_parquet_atomic
 from ratio.judge.anaphora import anaphora_table
 from ratio.judge.prompts import Prompt, relation_prompts, silver_pair_text
@@ -74,7 +79,7 @@ def build_silver(
 ) -> SilverResult:
     """Sample, judge with both prompts, keep the pairs both accept; write the silver split."""
     build_out = config.resolve(config.build.out)
-    bench = load_benchmark(build_out, split)
+    bench = with_held_queries(load_benchmark(build_out, split))
     rels = relations or list(RELATIONS)
     for r in rels:
         if r not in RELATIONS:
@@ -141,6 +146,26 @@ def build_silver(
     if out_dir is not None:
         _write(config, bench, kept, samples, all_results, judge, report, out_dir)
     return SilverResult(out_dir, kept, report, all_results)
+
+
+def with_held_queries(bench: Benchmark) -> Benchmark:
+    """The split's queries plus those held for validation, with their qrels (gold = relevant)."""
+    held_path = bench.directory / HELD_QUERIES
+    if not held_path.is_file():
+        return bench
+    held = pq.read_table(held_path).select(QUERIES.names).cast(QUERIES)
+    held_qrels = pa.table(
+        {
+            "query_id": held["query_id"],
+            "candidate_id": held["gold_id"],
+            "relevance": pa.array([1] * held.num_rows, pa.int8()),
+        }
+    ).cast(QRELS)
+    return replace(
+        bench,
+        queries=pa.concat_tables([bench.queries.select(QUERIES.names).cast(QUERIES), held]),
+        qrels=pa.concat_tables([bench.qrels.select(QRELS.names).cast(QRELS), held_qrels]),
+    )
 
 
 def _write(config, bench, kept, samples, results, judge, report, out_dir: Path) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ratio.io import RatioError
 from ratio.lexicon.spans import normalize_marker
+from ratio.lexicon.tiers import CORE, NEEDS_VALIDATION, TIERS_FILE, Tiers, load_tiers
 from ratio.records import DISTRACTORS, RELATIONS
 
 LEXICON_RELATIONS: tuple[str, ...] = RELATIONS + DISTRACTORS
@@ -51,7 +52,9 @@ class LexiconEntry:
 class Lexicon:
     """An immutable set of markers, each under exactly one relation."""
 
-    def __init__(self, entries: Iterable[LexiconEntry], semver: str = "0") -> None:
+    def __init__(
+        self, entries: Iterable[LexiconEntry], semver: str = "0", tiers: Tiers | None = None
+    ) -> None:
         kept: list[LexiconEntry] = []
         self._relation: dict[str, str] = {}
         for e in entries:
@@ -68,6 +71,9 @@ class Lexicon:
         ):
             digest.update(f"{marker}\t{relation}\t{source}\n".encode())
         self.content_hash = digest.hexdigest()[:12]
+        # precision tiers (ratio.lexicon.tiers) do not change what is mined, so they are not
+        # part of the version; the split stage keys on needs_validation() instead
+        self.tiers = tiers or Tiers({})
 
     @property
     def version(self) -> str:
@@ -98,6 +104,19 @@ class Lexicon:
                 f"unknown relation {relation!r}; expected one of {LEXICON_RELATIONS}"
             )
         return sorted(e.marker for e in self.entries if relation is None or e.relation == relation)
+
+    def tier_of(self, marker: str) -> str:
+        """``core`` or ``needs_validation``; markers the tiers file does not list are core."""
+        key = normalize_marker(marker)
+        return self.tiers.tier.get(key, CORE) if key in self._relation else CORE
+
+    def needs_validation(self) -> list[str]:
+        """Relation markers of this lexicon in the ``needs_validation`` tier, sorted."""
+        return [
+            m
+            for m in self.tiers.needs_validation()
+            if self._relation.get(m) in RELATIONS and self.tier_of(m) == NEEDS_VALIDATION
+        ]
 
     def sizes(self) -> dict[str, int]:
         """Number of markers per relation/category."""
@@ -164,7 +183,7 @@ def lexicon_files(path: str | os.PathLike | None = None) -> list[Path]:
         return files
     p = Path(path)
     if p.is_dir():
-        files = sorted(p.glob("*.tsv"))
+        files = sorted(f for f in p.glob("*.tsv") if f.name != TIERS_FILE)
         if not files:
             raise LexiconError(f"{p}: no *.tsv lexicon files in directory")
         return files
@@ -180,6 +199,8 @@ def load_lexicon(
 
     The same marker under two relations is an error naming both relations and
     their lines; an exact duplicate (same marker and relation) keeps the first row.
+    Precision tiers come from ``tiers.tsv`` next to the shipped lexicon or inside a
+    lexicon directory (none for a single-file lexicon).
     """
     files = lexicon_files(path) + [Path(x) for x in extra]
     seen: dict[str, LexiconEntry] = {}
@@ -196,4 +217,7 @@ def load_lexicon(
                     f"{e.file}:{e.line}: marker {e.marker!r} listed under two relations: "
                     f"{prev.relation!r} ({prev.file}:{prev.line}) and {e.relation!r} ({e.file}:{e.line})"
                 )
-    return Lexicon(seen.values(), semver or "0")
+    tiers_dir = DATA_DIR if path is None else Path(path) if Path(path).is_dir() else None
+    tiers_path = tiers_dir / TIERS_FILE if tiers_dir is not None else None
+    tiers = load_tiers(tiers_path) if tiers_path is not None and tiers_path.exists() else None
+    return Lexicon(seen.values(), semver or "0", tiers)
