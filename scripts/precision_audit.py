@@ -10,8 +10,9 @@ precision threshold go to ``needs_validation``. See docs/precision-audit.md.
 
     .venv/bin/python scripts/precision_audit.py sample --run runs/neurips --n 50 --seed 7 --out F
     .venv/bin/python scripts/precision_audit.py score F
-    .venv/bin/python scripts/precision_audit.py tiers --threshold 0.8 --min-audited 10 \\
-        --out src/ratio/lexicon/data/tiers.tsv tests/data/precision_audit*.jsonl
+    .venv/bin/python scripts/precision_audit.py tiers --threshold 0.85 --min-audited 10 \\
+        --out src/ratio/lexicon/data/tiers.tsv \\
+        tests/data/precision_audit_round1.jsonl tests/data/precision_audit.jsonl
 """
 
 from __future__ import annotations
@@ -262,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sc.add_argument("file", type=Path)
     ti = sub.add_parser("tiers", help="per-marker precision and the lexicon's precision tiers")
     ti.add_argument("files", type=Path, nargs="+", help="labelled audit files (JSONL)")
-    ti.add_argument("--threshold", type=float, default=0.8)
+    ti.add_argument("--threshold", type=float, default=0.85)
     ti.add_argument("--min-audited", type=int, default=10)
     ti.add_argument("--lexicon", type=Path, default=None, help="default: the shipped lexicon")
     ti.add_argument("--out", type=Path, help="write the tiers file here")
