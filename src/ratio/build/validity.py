@@ -13,7 +13,10 @@ rule it fails (``RULES`` order), so the build report says what each rule removed
 
 Dropping is deliberate: restoring a removed equation as ``[MATH]`` leaves a pair whose gold
 says nothing readable ("Specifically, we define the objective as [MATH]"), and the audit
-counted such golds false. Distractor candidates are not filtered: they are never golds.
+counted such golds false. An Address gold is the exception for colons and formulas: it names
+its remedy before them ("We decouple the defense and the attack by solving a non-zero-sum
+game:" was labelled true), so only its deferrals, cut-offs and outlines are dropped.
+Distractor candidates are not filtered: they are never golds.
 """
 
 from __future__ import annotations
