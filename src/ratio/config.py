@@ -84,6 +84,18 @@ class SystemConfig:
     components: list[str] = field(default_factory=list)
     max_pool: int = 0  # 0 = full pool; else a seeded sub-pool containing every gold
     max_queries: int = 0  # 0 = all queries; else a seeded sample per relation, stratified by marker
+    backend: str = "auto"  # dense encoder: auto | torch | static | onnx | onnx-int8 | openvino
+
+    def identity(self) -> dict:
+        """The fields that name this system in digests (index folders, provenance).
+
+        ``backend`` is left out while it is ``auto``, so systems that do not set it keep the
+        digests they had before the field existed (and their built indexes).
+        """
+        d = dataclasses.asdict(self)
+        if d["backend"] == "auto":
+            del d["backend"]
+        return d
 
 
 @dataclass
@@ -194,6 +206,8 @@ class RunConfig:
     def digest(self, *sections: str) -> str:
         """Stable hash of the named sections, used as a cache key for a stage."""
         data = {s: dataclasses.asdict(getattr(self, s)) for s in sections}
+        if "evaluate" in data:
+            data["evaluate"]["systems"] = [s.identity() for s in self.evaluate.systems]
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     def to_dict(self) -> dict:

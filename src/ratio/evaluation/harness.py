@@ -207,7 +207,11 @@ def system_label(s: SystemConfig) -> str:
     if s.kind == "bm25":
         return "bm25" if s.ngram <= 1 else f"bm25-{s.ngram}gram"
     if s.kind == "dense":
-        return f"dense-{Path(s.model).name}-{s.prefix}" + ("-hnsw" if s.index == "hnsw" else "")
+        return (
+            f"dense-{Path(s.model).name}-{s.prefix}"
+            + ("-hnsw" if s.index == "hnsw" else "")
+            + ("" if s.backend == "auto" else f"-{s.backend}")
+        )
     return f"{s.kind}-{s.fusion}-" + "+".join(s.components)
 
 
@@ -244,7 +248,7 @@ def _named_systems(config: RunConfig) -> dict[str, SystemConfig]:
 
 
 def _system_digest(s: SystemConfig, systems: dict[str, SystemConfig]) -> str:
-    d = dataclasses.asdict(s)
+    d = s.identity()
     d.pop("name", None)
     d.pop("max_pool", None)  # the pool itself is fingerprinted separately
     if s.kind == "hybrid":

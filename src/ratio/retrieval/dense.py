@@ -23,6 +23,14 @@ from ratio.retrieval.base import (
     register_retriever,
 )
 from ratio.retrieval.cache import EmbeddingCache
+from ratio.retrieval.exported import (
+    INT8_RECIPE,
+    ExportedEncoder,
+    OpenVinoSession,
+    OrtSession,
+    ensure_export,
+    recipe_tag,
+)
 from ratio.retrieval.models import (
     PREFIX_SETUPS,
     ModelNotFoundError,
@@ -33,11 +41,12 @@ from ratio.retrieval.models import (
     resolve_model,
 )
 
-# An int8 path (torch dynamic quantization of Linear layers) was measured and dropped:
-# 2.3x faster for all-MiniLM-L6-v2 on CPU, but mean cosine to fp32 of 0.934 and only
-# 66% nearest-neighbour agreement on NeurIPS sentences -- not close in quality.
-# onnxruntime is not a dependency, so there is no ONNX path either.
-BACKENDS = ("auto", "torch", "static")
+# onnx / openvino: the fp32 model exported to ONNX (ratio.retrieval.exported), same vectors
+# as torch up to float rounding, so they share torch's embedding cache. onnx-int8: dynamic
+# int8 quantization, different vectors, so its own cache key. (An earlier torch
+# quantize_dynamic path was dropped: mean cosine to fp32 0.934, 66% neighbour agreement.)
+BACKENDS = ("auto", "torch", "static", "onnx", "onnx-int8", "openvino")
+EXPORTED = {"onnx": "fp32", "onnx-int8": "int8", "openvino": "fp32"}
 
 
 def available_cores() -> int:
@@ -54,8 +63,11 @@ class Encoder:
     """Texts → normalized float32 embeddings with one model.
 
     ``backend``: ``static`` (model2vec, for static models: as fast as
-    sentence-transformers' StaticEmbedding and without importing torch) or
-    ``torch`` (sentence-transformers); ``auto`` picks by the model directory.
+    sentence-transformers' StaticEmbedding and without importing torch), ``torch``
+    (sentence-transformers), or a CPU runtime over the model exported to ONNX: ``onnx``
+    (onnxruntime, fp32), ``onnx-int8`` (onnxruntime, dynamic int8) or ``openvino`` (fp32);
+    ``auto`` picks static or torch by the model directory. ``key`` names the vectors in the
+    embedding cache: the model's content key, plus the backend for a non-fp32 one.
     """
 
     def __init__(
@@ -74,11 +86,16 @@ class Encoder:
             backend = "static" if self.static else "torch"
         if self.static and backend != "static":
             raise RetrievalError(f"{self.path} is a static model2vec model; use backend 'static'")
+        if backend == "static" and not self.static:
+            raise RetrievalError(f"{self.path} is not a static model2vec model")
         self.backend = backend
         self.batch_size = batch_size
         self.device = device
         self.max_seq_length = max_seq_length
-        self.key = model_key(self.path)
+        self.content_key = model_key(self.path)
+        self.key = self.content_key
+        if EXPORTED.get(backend, "fp32") != "fp32":
+            self.key += f"-{backend}-{recipe_tag(INT8_RECIPE)}"
         self._model: Any = None
 
     @property
@@ -98,13 +115,19 @@ class Encoder:
 
         torch.set_num_threads(available_cores())
         device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if self.backend in EXPORTED:
+            device = "cpu"  # export and tokenization only; the runtimes run on CPU
         m = SentenceTransformer(str(self.path), device=device, local_files_only=True)
         current = getattr(m, "max_seq_length", None)
         # sentences are short; a cap saves padding cost. Static models have no length
         # (infinite, without a setter), so they are left alone.
         if self.max_seq_length and isinstance(current, int) and current > self.max_seq_length:
             m.max_seq_length = self.max_seq_length
-        return m
+        if self.backend not in EXPORTED:
+            return m
+        onnx_file = ensure_export(m, self.content_key, EXPORTED[self.backend])
+        runtime = OpenVinoSession if self.backend == "openvino" else OrtSession
+        return ExportedEncoder(m, runtime(onnx_file, threads=available_cores()))
 
     @property
     def dim(self) -> int:
@@ -118,6 +141,11 @@ class Encoder:
         if self.backend == "static":
             x = np.asarray(
                 self.model.encode(texts, batch_size=max(self.batch_size, 1024)), dtype=np.float32
+            )
+        elif self.backend in EXPORTED:
+            int8 = EXPORTED[self.backend] == "int8"
+            x = self.model.encode(
+                texts, batch_size=INT8_RECIPE["batch_size"] if int8 else self.batch_size
             )
         else:
             x = self.model.encode(
@@ -153,6 +181,8 @@ class DenseRetriever(Retriever):
             raise RetrievalError(f"prefix must be one of {PREFIX_SETUPS}, got {prefix!r}")
         if index not in ("flat", "hnsw"):
             raise RetrievalError(f"index must be 'flat' or 'hnsw', got {index!r}")
+        if backend not in BACKENDS:
+            raise RetrievalError(f"backend must be one of {BACKENDS}, got {backend!r}")
         self.model_name = model
         self.prefix_setup = prefix
         self.index_type = index
@@ -176,6 +206,7 @@ class DenseRetriever(Retriever):
             prefix=system.prefix,
             index=system.index,
             cache_dir=cache_dir,
+            backend=system.backend,
         )
 
     @property

@@ -716,9 +716,7 @@ class SearchEngine:
         return slot
 
     def _index_dir(self, key: str, system: SystemConfig) -> Path:
-        h = hashlib.sha1(
-            json.dumps(dataclasses.asdict(system), sort_keys=True).encode()
-        ).hexdigest()[:10]
+        h = hashlib.sha1(json.dumps(system.identity(), sort_keys=True).encode()).hexdigest()[:10]
         return self.index_root / "retrievers" / f"{_slug(key)}-{h}"
 
     def _load_or_build(self, key: str, system: SystemConfig) -> Any:
