@@ -89,3 +89,68 @@ QRELS = pa.schema(
         ("relevance", pa.int8()),
     ]
 )
+
+METADATA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("title", pa.string()),
+        ("year", pa.int16()),
+        ("date", pa.string()),
+        ("venue", pa.string()),
+        ("line", pa.int32()),
+    ]
+)
+"""``ingest/metadata.parquet``: the checked metadata sidecar (``ratio.readers.metadata``)."""
+
+JUDGMENTS = pa.schema(
+    [
+        ("query_id", pa.string()),
+        ("candidate_id", pa.string()),
+        ("prompt_id", pa.string()),
+        ("prompt_version", pa.string()),
+        ("tag", pa.string()),
+        ("accepted", pa.bool_()),
+        ("valid", pa.bool_()),
+        ("parsed", pa.string()),
+        ("raw", pa.string()),
+        ("error", pa.string()),
+        ("backend", pa.string()),
+        ("model", pa.string()),
+        ("attempts", pa.int32()),
+        ("input_tokens", pa.int32()),
+        ("output_tokens", pa.int32()),
+        ("cached", pa.bool_()),
+        ("p_accept", pa.float64()),
+    ]
+)
+"""Every judgment a command made, valid or not, with its raw answer."""
+
+RUN = pa.schema(
+    [
+        ("query_id", pa.string()),
+        ("candidate_id", pa.string()),
+        ("rank", pa.int32()),
+        ("score", pa.float64()),
+    ]
+)
+"""Long form of a run (one row per retrieved candidate, ``rank`` 1-based)."""
+
+POOL = pa.schema(
+    [
+        ("candidate_id", pa.string()),
+        ("text", pa.string()),
+        ("paper_id", pa.string()),
+        ("title", pa.string()),
+        ("year", pa.int16()),
+        ("venue", pa.string()),
+        ("section", pa.string()),
+        ("section_category", pa.string()),
+        ("origin", pa.string()),
+        ("marker", pa.string()),
+        ("paragraph_idx", pa.int32()),
+        ("sentence_idx", pa.int32()),
+        ("prev", pa.string()),
+        ("next", pa.string()),
+    ]
+)
+"""``serve/<pool>/pool.arrow``: a candidate with everything a search result shows."""

@@ -1,0 +1,518 @@
+"""The run directory: where every file of a run lives, the ids in it, and the benchmark reader.
+
+Everything one configured run writes sits under ``<build.out>`` (docs/architecture.md,
+"Run directory layout"). This module is the only place that knows that layout: code asks
+a :class:`RunDir` for a path instead of joining strings onto ``build.out``, so a file is
+named once and a reader cannot drift from its writer. Modelled on ir_datasets, where one
+object owns both where a dataset's files are and how to read them: the benchmark tables
+are read here too (:meth:`BenchmarkDir.load`).
+
+The ids are content hashes, so the same text gets the same id in every split and every
+run; :func:`candidate_id` and :func:`query_id` are the one definition, and the DuckDB
+expressions the split stage uses (:func:`candidate_id_sql`, :func:`query_id_sql`) are
+written beside them so the two cannot diverge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ratio.config import RunConfig
+from ratio.io import RatioError
+from ratio.schemas import QRELS, QUERIES
+
+SPLITS: tuple[str, ...] = ("train", "validation", "test")
+SILVER = "silver"  # the LLM-validated test queries (ratio.judge.silver), read like a split
+TABLES: tuple[str, ...] = ("queries", "candidates", "qrels")
+# Test queries of needs_validation markers (ratio.lexicon.tiers), held out of test/queries.parquet
+# until the silver set (ratio.judge.silver) judges them; their golds stay in the test pool.
+HELD_QUERIES = "pending_queries.parquet"
+MANIFEST = "manifest.json"
+DONE_SUFFIX = ".done.json"
+# The folder of each build stage, relative to the run directory; each holds MANIFEST.
+STAGE_DIRS: dict[str, str] = {
+    "ingest": "ingest",
+    "mine": "mine",
+    "dedup": "dedup",
+    "split": "benchmark",
+    "export": "export/beir",
+    "reports": "reports",
+}
+
+
+# ------------------------------------------------------------------ ids
+
+ID_HEX = 16  # hex digits of sha1 kept in an id
+
+
+def candidate_id(match: str) -> str:
+    """The id of a candidate sentence: a hash of its match form (shared across splits)."""
+    return "c" + hashlib.sha1(match.encode("utf-8")).hexdigest()[:ID_HEX]
+
+
+def query_id(relation: str, query_match: str, gold_match: str) -> str:
+    """The id of a query: a hash of its relation, its match form and its gold's."""
+    text = relation + query_match + gold_match
+    return "q" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:ID_HEX]
+
+
+def candidate_id_sql(match: str) -> str:
+    """DuckDB expression equal to :func:`candidate_id` of the column/expression ``match``."""
+    return f"'c' || substr(sha1({match}), 1, {ID_HEX})"
+
+
+def query_id_sql(relation: str, query_match: str, gold_match: str) -> str:
+    """DuckDB expression equal to :func:`query_id` of three columns/expressions."""
+    return f"'q' || substr(sha1({relation} || {query_match} || {gold_match}), 1, {ID_HEX})"
+
+
+def done_marker(directory: Path, shard: str) -> Path:
+    """The completion marker of one shard's output in ``directory`` (written last)."""
+    return directory / f"{shard}{DONE_SUFFIX}"
+
+
+# ------------------------------------------------------------------ the benchmark tables
+
+
+class BenchmarkError(RatioError):
+    """A benchmark split that is missing or unreadable."""
+
+
+_REQUIRED = {
+    "queries": ("query_id", "text", "relation"),
+    "candidates": ("candidate_id", "text", "origin"),
+    "qrels": ("query_id", "candidate_id", "relevance"),
+}
+
+
+@dataclass
+class Benchmark:
+    """One split's queries, shared candidate pool and qrels, as columns."""
+
+    split: str
+    directory: Path
+    queries: pa.Table
+    candidates: pa.Table
+    qrels: pa.Table
+
+    @classmethod
+    def read(cls, directory: Path, split: str) -> Benchmark:
+        """Read and check ``directory/{queries,candidates,qrels}.parquet``."""
+        tables = {}
+        for name, cols in _REQUIRED.items():
+            p = directory / f"{name}.parquet"
+            if not p.is_file():
+                raise BenchmarkError(
+                    f"missing {p}; run `ratio build` first (or check build.out and evaluate.split)"
+                )
+            try:
+                t = pq.read_table(p)
+            except (OSError, pa.ArrowInvalid) as e:
+                raise BenchmarkError(f"{p}: unreadable Parquet: {e}") from e
+            missing = [c for c in cols if c not in t.column_names]
+            if missing:
+                raise BenchmarkError(f"{p}: missing column(s) {', '.join(missing)}")
+            tables[name] = t
+        ids = tables["candidates"].column("candidate_id").to_pylist()
+        if len(set(ids)) != len(ids):
+            raise BenchmarkError(
+                f"{directory / 'candidates.parquet'}: duplicate candidate_id values"
+            )
+        return cls(split, directory, tables["queries"], tables["candidates"], tables["qrels"])
+
+    @property
+    def candidate_ids(self) -> list[str]:
+        return self.candidates.column("candidate_id").to_pylist()
+
+    @property
+    def candidate_texts(self) -> list[str]:
+        return self.candidates.column("text").to_pylist()
+
+    def relation_queries(
+        self, relation: str, max_queries: int = 0, seed: int = 0
+    ) -> tuple[list[str], list[str]]:
+        """The relation's queries; with ``max_queries``, a seeded sample stratified by marker
+        (the paper's sampler), so slow models can be evaluated on a stated subset."""
+        # ratio.build imports this module (ids, layout): importing it at the top would be circular
+        from ratio.build.sample import stratified_sample
+
+        mask = np.asarray(self.queries.column("relation").to_pylist(), dtype=object) == relation
+        t = self.queries.filter(pa.array(mask))
+        if max_queries and t.num_rows > max_queries:
+            t = stratified_sample(t, max_queries, seed)
+        return t.column("query_id").to_pylist(), t.column("text").to_pylist()
+
+    def qrels_dict(self, query_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        wanted = set(query_ids)
+        out: dict[str, dict[str, int]] = {}
+        for q, c, r in zip(
+            self.qrels.column("query_id").to_pylist(),
+            self.qrels.column("candidate_id").to_pylist(),
+            self.qrels.column("relevance").to_pylist(),
+            strict=True,
+        ):
+            if q in wanted:
+                out.setdefault(q, {})[c] = int(r)
+        return out
+
+    def with_held_queries(self) -> Benchmark:
+        """The split's queries plus those held for validation (:data:`HELD_QUERIES`), with
+        their qrels (gold = relevant): what the silver set samples from."""
+        held_path = self.directory / HELD_QUERIES
+        if not held_path.is_file():
+            return self
+        held = pq.read_table(held_path).select(QUERIES.names).cast(QUERIES)
+        held_qrels = pa.table(
+            {
+                "query_id": held["query_id"],
+                "candidate_id": held["gold_id"],
+                "relevance": pa.array([1] * held.num_rows, pa.int8()),
+            }
+        ).cast(QRELS)
+        return replace(
+            self,
+            queries=pa.concat_tables([self.queries.select(QUERIES.names).cast(QUERIES), held]),
+            qrels=pa.concat_tables([self.qrels.select(QRELS.names).cast(QRELS), held_qrels]),
+        )
+
+
+# ------------------------------------------------------------------ folders
+
+
+@dataclass(frozen=True)
+class IngestDir:
+    """``ingest/`` (or ``ratio ingest --out``): papers, raw and final sentences, stats."""
+
+    root: Path
+
+    @property
+    def papers(self) -> Path:
+        return self.root / "papers"
+
+    @property
+    def raw(self) -> Path:
+        return self.root / "raw"
+
+    @property
+    def sentences(self) -> Path:
+        return self.root / "sentences"
+
+    @property
+    def boilerplate(self) -> Path:
+        return self.root / "boilerplate.parquet"
+
+    @property
+    def stats(self) -> Path:
+        return self.root / "stats.json"
+
+    @property
+    def metadata(self) -> Path:
+        """The checked metadata sidecar (``--metadata`` / ``[corpus] metadata``)."""
+        return self.root / "metadata.parquet"
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / MANIFEST
+
+    def paper_shard(self, shard: str) -> Path:
+        return self.papers / f"{shard}.parquet"
+
+    def raw_shard(self, shard: str) -> Path:
+        return self.raw / f"{shard}.parquet"
+
+    def raw_done(self, shard: str) -> Path:
+        return done_marker(self.raw, shard)
+
+    def sentence_shard(self, shard: str) -> Path:
+        return self.sentences / f"{shard}.parquet"
+
+    def sentence_shards(self) -> list[Path]:
+        return sorted(self.sentences.glob("*.parquet"))
+
+    def paper_shards(self) -> list[Path]:
+        return sorted(self.papers.glob("*.parquet"))
+
+
+@dataclass(frozen=True)
+class SplitDir:
+    """``benchmark/<split>/``: the three tables (and, for silver, the judged sample)."""
+
+    root: Path
+
+    @property
+    def name(self) -> str:
+        return self.root.name
+
+    @property
+    def queries(self) -> Path:
+        return self.root / "queries.parquet"
+
+    @property
+    def candidates(self) -> Path:
+        return self.root / "candidates.parquet"
+
+    @property
+    def qrels(self) -> Path:
+        return self.root / "qrels.parquet"
+
+    @property
+    def held_queries(self) -> Path:
+        return self.root / HELD_QUERIES
+
+    @property
+    def judgments(self) -> Path:
+        """Silver only: every judgment that decided it."""
+        return self.root / "judgments.parquet"
+
+    @property
+    def sample(self) -> Path:
+        """Silver only: the stratified sample that was judged."""
+        return self.root / "sample.parquet"
+
+    def table(self, name: str) -> Path:
+        return self.root / f"{name}.parquet"
+
+    def load(self) -> Benchmark:
+        return Benchmark.read(self.root, self.name)
+
+
+@dataclass(frozen=True)
+class BenchmarkDir:
+    """``benchmark/``: one folder per split, the partitioned datasets and the manifest."""
+
+    root: Path
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / MANIFEST
+
+    @property
+    def dataset(self) -> Path:
+        """The same tables as partitioned Parquet datasets (split/relation/origin)."""
+        return self.root / "dataset"
+
+    def split(self, name: str) -> SplitDir:
+        return SplitDir(self.root / name)
+
+    @property
+    def silver(self) -> SplitDir:
+        return self.split(SILVER)
+
+    def load(self, split: str) -> Benchmark:
+        """``split``'s queries, candidate pool and qrels (:class:`BenchmarkError` if absent)."""
+        return self.split(split).load()
+
+    def candidate_files(self) -> list[Path]:
+        """Every split's ``candidates.parquet`` that exists (silver's included), sorted."""
+        return sorted(self.root.glob("*/candidates.parquet"))
+
+
+@dataclass(frozen=True)
+class ServePoolDir:
+    """``serve/<pool>/`` (or ``--index-dir``): the memory-mapped pool file and its indexes."""
+
+    root: Path
+
+    @property
+    def pool_file(self) -> Path:
+        return self.root / "pool.arrow"
+
+    @property
+    def meta(self) -> Path:
+        return self.root / "pool.json"
+
+    def array(self, name: str) -> Path:
+        """A NumPy side array of the pool (``sorted_ids``, ``order``, ``years``, ...)."""
+        return self.root / f"{name}.npy"
+
+    @property
+    def retrievers(self) -> Path:
+        return self.root / "retrievers"
+
+
+@dataclass(frozen=True)
+class ModelsDir:
+    """Trained retrievers, one folder per target (a relation or ``unified``)."""
+
+    root: Path
+
+    def target(self, name: str) -> Path:
+        return self.root / name
+
+    def best(self, name: str) -> Path:
+        """The selected model of a target (a sentence-transformers folder)."""
+        return self.root / name / "best"
+
+    def trial(self, name: str, index: int) -> Path:
+        return self.root / name / f"trial-{index}"
+
+    def selection(self, name: str) -> Path:
+        """Which trial won and the validation scores it was chosen on."""
+        return self.root / name / "selection.json"
+
+    def compare(self, split: str) -> Path:
+        """``ratio train compare`` outputs for one split."""
+        return self.root / "compare" / split
+
+
+@dataclass(frozen=True)
+class JudgeDir:
+    """``judge.out`` (``<build.out>/judge`` by default): LLM-judge outputs and cache."""
+
+    root: Path
+    cache_file: Path | None = None  # [judge] cache, when set
+
+    @property
+    def cache(self) -> Path:
+        """Every judgment ever made, keyed by backend/model/prompt/input."""
+        return self.cache_file or self.root / "cache.sqlite"
+
+    def topk(self, relation: str) -> Path:
+        return self.root / "topk" / relation
+
+    def pairwise(self, relation: str) -> Path:
+        return self.root / "pairwise" / relation
+
+    @property
+    def calibration(self) -> Path:
+        return self.root / "calibration"
+
+    @property
+    def lexicon(self) -> Path:
+        return self.root / "lexicon"
+
+    @property
+    def annotate(self) -> Path:
+        return self.root / "annotate"
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """The layout of one run directory (``<build.out>``), with the config's overrides.
+
+    ``train_out``, ``judge_out``, ``judge_cache`` and ``eval_out`` are the optional
+    ``[train] out``, ``[judge] out``/``cache`` and ``[evaluate] out`` settings, already
+    resolved; ``train_name`` names the default trained-models folder. :meth:`of` fills them
+    from a config; ``RunDir(path)`` alone gives the plain layout.
+    """
+
+    root: Path
+    train_out: Path | None = None
+    train_name: str = ""
+    judge_out: Path | None = None
+    judge_cache: Path | None = None
+    eval_out: Path | None = None
+
+    @classmethod
+    def of(cls, config: RunConfig) -> RunDir:
+        """The run directory of a config (relative paths resolve against the config file)."""
+
+        def opt(p: str) -> Path | None:
+            return config.resolve(p) if p else None
+
+        return cls(
+            config.resolve(config.build.out),
+            train_out=opt(config.train.out),
+            train_name=f"{Path(config.train.base_model).name}-{config.train.prefix}",
+            judge_out=opt(config.judge.out),
+            judge_cache=opt(config.judge.cache),
+            eval_out=opt(config.evaluate.out),
+        )
+
+    # ---- build stages
+
+    def stage_dir(self, stage: str) -> Path:
+        """The folder a build stage writes (:data:`STAGE_DIRS`)."""
+        return self.root / STAGE_DIRS[stage]
+
+    def manifest(self, stage: str) -> Path:
+        """A stage's manifest: its cache key, code and lexicon versions, counts."""
+        return self.stage_dir(stage) / MANIFEST
+
+    @property
+    def ingest(self) -> IngestDir:
+        return IngestDir(self.root / "ingest")
+
+    @property
+    def mine(self) -> Path:
+        return self.root / "mine"
+
+    def mine_shard(self, shard: str) -> Path:
+        """Mined pairs incl. distractor candidates of one sentence shard (schemas.PAIRS)."""
+        return self.mine / f"{shard}.parquet"
+
+    def mine_done(self, shard: str) -> Path:
+        return done_marker(self.mine, shard)
+
+    @property
+    def mine_fingerprints(self) -> Path:
+        """Content hashes of the sentence shards, memoized on (size, mtime)."""
+        return self.mine / "_fingerprints.json"
+
+    @property
+    def dedup(self) -> Path:
+        return self.root / "dedup"
+
+    @property
+    def dedup_pairs(self) -> Path:
+        return self.dedup / "pairs.parquet"
+
+    @property
+    def benchmark(self) -> BenchmarkDir:
+        return BenchmarkDir(self.root / "benchmark")
+
+    @property
+    def export_beir(self) -> Path:
+        """``export/beir/<split>/<relation>/{corpus.jsonl,queries.jsonl,qrels/<split>.tsv}``."""
+        return self.root / "export" / "beir"
+
+    @property
+    def reports(self) -> Path:
+        return self.root / "reports"
+
+    # ---- evaluation, training, serving, judging
+
+    @property
+    def embeddings(self) -> Path:
+        """The on-disk embedding cache shared by evaluate, train compare and serve."""
+        return self.root / "embeddings"
+
+    @property
+    def indexes(self) -> Path:
+        return self.root / "indexes"
+
+    def index(self, system: str, pool: str) -> Path:
+        """A persisted retriever index: ``indexes/<system slug>/<pool key>``."""
+        return self.indexes / system / pool
+
+    def eval(self, split: str) -> Path:
+        """Where ``ratio evaluate`` writes: ``[evaluate] out``, else ``eval/<split>``."""
+        return self.eval_out or self.root / "eval" / split
+
+    @property
+    def models(self) -> ModelsDir:
+        """``models/``: where trained retrievers are looked for besides :attr:`trained`."""
+        return ModelsDir(self.root / "models")
+
+    @property
+    def trained(self) -> ModelsDir:
+        """Where training writes: ``[train] out``, else ``models/<base model>-<prefix>``."""
+        return ModelsDir(self.train_out or self.root / "models" / self.train_name)
+
+    @property
+    def serve(self) -> Path:
+        return self.root / "serve"
+
+    def serve_pool(self, key: str) -> ServePoolDir:
+        return ServePoolDir(self.serve / key)
+
+    @property
+    def judge(self) -> JudgeDir:
+        return JudgeDir(self.judge_out or self.root / "judge", self.judge_cache)
