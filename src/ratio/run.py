@@ -105,9 +105,10 @@ class Benchmark:
     @classmethod
     def read(cls, directory: Path, split: str) -> Benchmark:
         """Read and check ``directory/{queries,candidates,qrels}.parquet``."""
+        files = SplitDir(directory)
         tables = {}
         for name, cols in _REQUIRED.items():
-            p = directory / f"{name}.parquet"
+            p = files.table(name)
             if not p.is_file():
                 raise BenchmarkError(
                     f"missing {p}; run `ratio build` first (or check build.out and evaluate.split)"
@@ -122,10 +123,13 @@ class Benchmark:
             tables[name] = t
         ids = tables["candidates"].column("candidate_id").to_pylist()
         if len(set(ids)) != len(ids):
-            raise BenchmarkError(
-                f"{directory / 'candidates.parquet'}: duplicate candidate_id values"
-            )
+            raise BenchmarkError(f"{files.candidates}: duplicate candidate_id values")
         return cls(split, directory, tables["queries"], tables["candidates"], tables["qrels"])
+
+    @property
+    def files(self) -> SplitDir:
+        """The split's folder, to name its files in messages or copy them."""
+        return SplitDir(self.directory)
 
     @property
     def candidate_ids(self) -> list[str]:
@@ -165,7 +169,7 @@ class Benchmark:
     def with_held_queries(self) -> Benchmark:
         """The split's queries plus those held for validation (:data:`HELD_QUERIES`), with
         their qrels (gold = relevant): what the silver set samples from."""
-        held_path = self.directory / HELD_QUERIES
+        held_path = self.files.held_queries
         if not held_path.is_file():
             return self
         held = pq.read_table(held_path).select(QUERIES.names).cast(QUERIES)

@@ -7,15 +7,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from ratio import schemas
-from ratio.build.split import (
-    boundaries,
-    candidate_id,
-    check_leakage,
-    parse_boundary,
-    query_id,
-    split_pairs,
-)
+from ratio.build.split import boundaries, check_leakage, parse_boundary, split_pairs
 from ratio.config import ConfigError, SplitConfig, load_config
+from ratio.run import candidate_id, query_id
 from tests.build.test_dedup import pair
 
 YEARS = SplitConfig(train_end="2023", validation_end="2024", test_end="2025")

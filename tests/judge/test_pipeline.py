@@ -14,8 +14,8 @@ import urllib.request
 import pyarrow.parquet as pq
 import pytest
 
-from ratio.evaluation.harness import load_benchmark
 from ratio.judge.runner import open_judge
+from ratio.run import RunDir
 from tests.judge.conftest import shaped_answer
 
 
@@ -55,11 +55,11 @@ def test_silver_keeps_pairs_both_prompts_accept(bench_config, fake_openai):
     assert rep["prompts"]["silver/address/minimal-v2"]["accepted"] == 3
     assert rep["prompts"]["silver/address/ordered-v2"]["accepted"] == 2
     # the silver split loads like any benchmark split, pool = the test pool
-    build_out = bench_config.resolve(bench_config.build.out)
-    silver = load_benchmark(build_out, "silver")
+    bench = RunDir.of(bench_config).benchmark
+    silver = bench.load("silver")
     assert sorted(silver.queries["query_id"].to_pylist()) == ["qa1", "qa4", "qb1", "qs1", "qs3"]
     assert sorted(silver.qrels["candidate_id"].to_pylist()) == ["ca1", "ca4", "cb1", "cs1", "cs3"]
-    assert silver.candidates.num_rows == load_benchmark(build_out, "test").candidates.num_rows
+    assert silver.candidates.num_rows == bench.load("test").candidates.num_rows
     j = pq.read_table(silver.directory / "judgments.parquet")
     assert j.num_rows == 18 and j["valid"].to_pylist() == [True] * 18
     assert (

@@ -7,7 +7,6 @@ exactly, which is all the serve engine reads.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 from pathlib import Path
@@ -16,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ratio import schemas
+from ratio.run import candidate_id
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NEURIPS = REPO_ROOT.parent / "shared" / "corpora" / "neurips"
@@ -71,10 +71,6 @@ def _sentences(paper: dict) -> list[dict]:
                 )
         para_idx += 1
     return rows
-
-
-def candidate_id(match: str) -> str:
-    return "c" + hashlib.sha1(match.encode()).hexdigest()[:16]
 
 
 def make_tiny_run(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import random
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from ratio import schemas
 from ratio.config import load_config
 from ratio.io import write_parquet_atomic
+from ratio.run import candidate_id, query_id
 from tests.conftest import MODELS
 
 STATIC = MODELS / "potion-mpnet-256"
@@ -81,10 +81,6 @@ PATTERNS = {
 }
 
 
-def _cid(text: str) -> str:
-    return "c" + hashlib.sha1(text.lower().encode()).hexdigest()[:16]
-
-
 def write_split(root: Path, split: str, per_relation: dict[str, int], seed: int) -> None:
     """One split: queries/candidates/qrels for the given number of pairs per relation."""
     rng = random.Random(seed)
@@ -98,8 +94,8 @@ def write_split(root: Path, split: str, per_relation: dict[str, int], seed: int)
             t = topics[i % len(topics)] + ("" if i < len(topics) else f" variant {i}")
             i += 1
             q, g = q_pat.format(t=t), g_pat.format(t=t)
-            cid = _cid(g)
-            qid = "q" + hashlib.sha1(f"{rel}{q}{g}".encode()).hexdigest()[:16]
+            cid = candidate_id(g.lower())
+            qid = query_id(rel, q, g)
             queries.append(
                 dict(
                     query_id=qid,
@@ -116,7 +112,7 @@ def write_split(root: Path, split: str, per_relation: dict[str, int], seed: int)
             qrels.append(dict(query_id=qid, candidate_id=cid, relevance=1))
     for j in range(20):  # distractors: never golds
         t = f"Distractor sentence {j} about {topics[j % len(topics)]} and unrelated tables."
-        cands[_cid(t)] = t
+        cands[candidate_id(t.lower())] = t
     rows = [
         dict(
             candidate_id=c,

@@ -11,7 +11,8 @@ from ratio.build.export import export_beir, load_beir
 from ratio.build.mine import consecutive_pairs, marker_counts, mine_shard
 from ratio.build.pipeline import BuildResult, build, export
 from ratio.build.sample import allocate, stratified_sample
-from ratio.build.split import SPLITS, boundaries, candidate_id, check_leakage, query_id, split_pairs
+from ratio.build.split import SPLITS, boundaries, check_leakage, split_pairs
+from ratio.run import candidate_id, query_id
 
 __all__ = [
     "SPLITS",

@@ -44,9 +44,9 @@ from pathlib import Path
 import orjson
 import pyarrow.parquet as pq
 
-from ratio.build.split import SPLITS
 from ratio.io import RatioError, atomic_path
 from ratio.records import RELATIONS
+from ratio.run import SPLITS, TABLES, BenchmarkDir
 
 BATCH = 65_536
 
@@ -93,25 +93,23 @@ def export_beir(
     relations: tuple[str, ...] = RELATIONS,
 ) -> dict[str, dict[str, dict[str, int]]]:
     """Write BEIR folders for each split and relation; returns ``{split: {relation: counts}}``."""
-    bench, out = Path(benchmark_dir), Path(out_dir)
+    bench, out = BenchmarkDir(Path(benchmark_dir)), Path(out_dir)
     counts: dict[str, dict[str, dict[str, int]]] = {}
     for split in splits:
-        sdir = bench / split
-        for f in ("queries", "candidates", "qrels"):
-            if not (sdir / f"{f}.parquet").exists():
-                raise RatioError(f"{sdir / f'{f}.parquet'}: missing; run `ratio build` first")
+        sdir = bench.split(split)
+        for f in TABLES:
+            if not sdir.table(f).exists():
+                raise RatioError(f"{sdir.table(f)}: missing; run `ratio build` first")
         shared = out / split / "corpus.jsonl"
         n_corpus = _write_jsonl(
             shared,
             (
                 {"_id": r["candidate_id"], "title": "", "text": r["text"]}
-                for r in _iter_parquet(sdir / "candidates.parquet", ["candidate_id", "text"])
+                for r in _iter_parquet(sdir.candidates, ["candidate_id", "text"])
             ),
         )
-        qrels = pq.read_table(
-            sdir / "qrels.parquet", columns=["query_id", "candidate_id", "relevance"]
-        )
-        q_rel = pq.read_table(sdir / "queries.parquet", columns=["query_id", "relation"])
+        qrels = pq.read_table(sdir.qrels, columns=["query_id", "candidate_id", "relevance"])
+        q_rel = pq.read_table(sdir.queries, columns=["query_id", "relation"])
         rel_of = dict(
             zip(q_rel["query_id"].to_pylist(), q_rel["relation"].to_pylist(), strict=True)
         )
@@ -123,9 +121,7 @@ def export_beir(
                 rdir / "queries.jsonl",
                 (
                     {"_id": r["query_id"], "text": r["text"]}
-                    for r in _iter_parquet(
-                        sdir / "queries.parquet", ["query_id", "text"], "relation", relation
-                    )
+                    for r in _iter_parquet(sdir.queries, ["query_id", "text"], "relation", relation)
                 ),
             )
             n_qrels = 0

@@ -18,10 +18,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ratio.build.split import SPLITS
 from ratio.build.validity import RULES
 from ratio.io import write_text_atomic
 from ratio.records import DISTRACTORS
+from ratio.run import SPLITS, BenchmarkDir
 
 SOURCE_LABELS = {
     "manual": "Manual",
@@ -77,10 +77,9 @@ def table1(counts: dict[str, dict]) -> str:
 def marker_fires(benchmark_dir: str | os.PathLike) -> Counter:
     """Benchmark rows per marker over all splits (queries, plus distractor candidates)."""
     fires: Counter = Counter()
-    root = Path(benchmark_dir)
+    bench = BenchmarkDir(Path(benchmark_dir))
     for s in SPLITS:
-        q = root / s / "queries.parquet"
-        c = root / s / "candidates.parquet"
+        q, c = bench.split(s).queries, bench.split(s).candidates
         if q.exists():
             fires.update(pq.read_table(q, columns=["marker"])["marker"].to_pylist())
         if c.exists():

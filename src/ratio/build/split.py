@@ -14,8 +14,8 @@ year-only data, pick year boundaries (``train_end = "2023"``).
 
 Each split gets queries (one per relation pair), one candidate pool shared by all
 relations (every gold plus every distractor, one row per distinct match form) and
-qrels. IDs are content hashes (docs/architecture.md), computed by DuckDB's ``sha1``,
-identical to :func:`candidate_id`/:func:`query_id`.
+qrels. IDs are content hashes, computed by DuckDB with the expressions
+:mod:`ratio.run` writes beside :func:`ratio.run.candidate_id`/:func:`ratio.run.query_id`.
 
 Leakage: no validation or test text (query or candidate, by match form) may occur
 in an earlier split. Offending rows are dropped from the later split, counted, and
@@ -53,23 +53,10 @@ from ratio.build.dedup import _source_sql, connect, effective_date_sql, kv
 from ratio.config import ConfigError, SplitConfig
 from ratio.io import RatioError, atomic_path
 from ratio.records import RELATIONS
+from ratio.run import SPLITS, BenchmarkDir, SplitDir, candidate_id_sql, query_id_sql
 
-SPLITS: tuple[str, ...] = ("train", "validation", "test")
-# Test queries of needs_validation markers (ratio.lexicon.tiers), held out of test/queries.parquet
-# until the silver set (ratio.judge.silver) judges them; their golds stay in the test pool.
-HELD_QUERIES = "pending_queries.parquet"
 _CAND_COLS = ", ".join(schemas.CANDIDATES.names)
 _REL_LIST = ", ".join(f"'{r}'" for r in RELATIONS)
-
-
-def candidate_id(match: str) -> str:
-    return "c" + hashlib.sha1(match.encode("utf-8")).hexdigest()[:16]
-
-
-def query_id(relation: str, query_match: str, gold_match: str) -> str:
-    return (
-        "q" + hashlib.sha1((relation + query_match + gold_match).encode("utf-8")).hexdigest()[:16]
-    )
 
 
 def parse_boundary(value: object, key: str) -> dt.date:
@@ -244,9 +231,9 @@ def _split(
         SELECT *, {assign} AS split FROM (
             SELECT *, {effective_date_sql()} AS _eff,
                 relation IN ({_REL_LIST}) AS is_pair,
-                'c' || substr(sha1(gold_match), 1, 16) AS candidate_id,
+                {candidate_id_sql("gold_match")} AS candidate_id,
                 CASE WHEN relation IN ({_REL_LIST})
-                    THEN 'q' || substr(sha1(relation || query_match || gold_match), 1, 16) END AS query_id
+                    THEN {query_id_sql("relation", "query_match", "gold_match")} END AS query_id
             FROM {src})"""
     )
     result = SplitResult(out_dir=out, boundaries={k: v.isoformat() for k, v in b.items()})
@@ -302,16 +289,16 @@ def _split(
         )
 
     for name in SPLITS:
-        d = out / name
-        d.mkdir(parents=True, exist_ok=True)
+        d = BenchmarkDir(out).split(name)
+        d.root.mkdir(parents=True, exist_ok=True)
         meta = dict(metadata or {})
         meta["ratio.split"] = name
         # needs_validation markers reach the test queries only through the silver set
         not_held = " AND marker NOT IN (SELECT marker FROM hold)" if name == "test" else ""
-        _copy(con, _queries_sql(name, not_held), d / "queries.parquet", meta)
+        _copy(con, _queries_sql(name, not_held), d.queries, meta)
         if name == "test":
             held = " AND marker IN (SELECT marker FROM hold)"
-            _copy(con, _queries_sql(name, held), d / HELD_QUERIES, meta)
+            _copy(con, _queries_sql(name, held), d.held_queries, meta)
         _copy(
             con,
             f"""SELECT {_CAND_COLS} FROM (
@@ -321,17 +308,17 @@ def _split(
                    QUALIFY row_number() OVER (PARTITION BY candidate_id
                        ORDER BY NOT is_pair, _eff, paper_id, paragraph_idx, sentence_idx, marker) = 1
                ) ORDER BY candidate_id""",
-            d / "candidates.parquet",
+            d.candidates,
             meta,
         )
         _copy(
             con,
             f"""SELECT query_id, candidate_id, CAST(1 AS TINYINT) AS relevance
                FROM p WHERE split = '{name}' AND is_pair{not_held} ORDER BY query_id""",
-            d / "qrels.parquet",
+            d.qrels,
             meta,
         )
-        result.counts[name] = split_counts(d)
+        result.counts[name] = split_counts(d.root)
     return result
 
 
@@ -362,16 +349,17 @@ def leakage_count(con) -> int:
 
 def split_counts(split_dir: Path) -> dict:
     """Queries per relation, candidates per origin, totals: the numbers of Tables 1 and 6."""
-    q = pq.read_table(split_dir / "queries.parquet", columns=["relation"])
-    c = pq.read_table(split_dir / "candidates.parquet", columns=["origin"])
+    d = SplitDir(split_dir)
+    q = pq.read_table(d.queries, columns=["relation"])
+    c = pq.read_table(d.candidates, columns=["origin"])
     counts = {
         "queries": _value_counts(q["relation"]),
         "candidates_by_origin": _value_counts(c["origin"]),
         "queries_total": q.num_rows,
         "candidates_total": c.num_rows,
     }
-    if (split_dir / HELD_QUERIES).exists():
-        h = pq.read_table(split_dir / HELD_QUERIES, columns=["relation"])
+    if d.held_queries.exists():
+        h = pq.read_table(d.held_queries, columns=["relation"])
         counts["held_for_validation"] = _value_counts(h["relation"])
     return counts
 
@@ -385,7 +373,7 @@ def _value_counts(col: pa.ChunkedArray) -> dict[str, int]:
 
 def check_leakage(benchmark_dir: str | os.PathLike) -> int:
     """Independent re-check on written files: texts of a split also present in an earlier one."""
-    root = Path(benchmark_dir)
+    bench = BenchmarkDir(Path(benchmark_dir))
     seen: set[str] = set()
     leaks = 0
     from ratio.build._text import match_form
@@ -393,7 +381,7 @@ def check_leakage(benchmark_dir: str | os.PathLike) -> int:
     for name in SPLITS:
         texts: set[str] = set()
         for f in ("queries", "candidates"):
-            p = root / name / f"{f}.parquet"
+            p = bench.split(name).table(f)
             if p.exists():
                 texts.update(
                     match_form(t) for t in pq.read_table(p, columns=["text"])["text"].to_pylist()
@@ -426,15 +414,15 @@ def write_datasets(
     DuckDB with ``hive_partitioning``) reads one relation's queries or one origin's
     candidates without scanning the rest. The single files stay the ones Ratio reads.
     """
-    bench = Path(bench_dir)
-    root = bench / "dataset"
-    tmp_root = bench / ".dataset.tmp"
+    bench = BenchmarkDir(Path(bench_dir))
+    root = bench.dataset
+    tmp_root = bench.root / ".dataset.tmp"
     shutil.rmtree(tmp_root, ignore_errors=True)
     con = connect(threads)
     try:
         for table, col in DATASET_PARTITIONS.items():
             for name in SPLITS:
-                src = (bench / name / f"{table}.parquet").as_posix().replace("'", "''")
+                src = bench.split(name).table(table).as_posix().replace("'", "''")
                 values = (
                     [
                         r[0]

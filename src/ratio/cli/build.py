@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from ratio.run import RunDir
+
 export_app = typer.Typer(help="Export the built benchmark to other formats.", no_args_is_help=True)
 
 
@@ -72,5 +74,5 @@ def export_beir_cmd(
 
     cfg = load_config(config)
     ran, _ = export(cfg)
-    out = cfg.resolve(cfg.build.out) / "export" / "beir"
+    out = RunDir.of(cfg).export_beir
     typer.echo(f"{out} ({'written' if ran else 'up to date'})", err=False)

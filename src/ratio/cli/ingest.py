@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from ratio.config import load_config
+from ratio.run import IngestDir, RunDir
 
 
 def register(app: typer.Typer) -> None:
@@ -61,19 +62,19 @@ def ingest_cmd(
         cfg.ingest.strict = True
     if workers:
         cfg.ingest.workers = workers
-    out_dir = out or cfg.resolve(cfg.build.out) / "ingest"
+    ingested = IngestDir(out) if out else RunDir.of(cfg).ingest
     sidecar = metadata or (cfg.resolve(cfg.corpus.metadata) if cfg.corpus.metadata else None)
     res = ingest(
         inputs,
         fmt or cfg.corpus.format,
-        out_dir,
+        ingested.root,
         cfg.ingest,
         executor=executor or cfg.build.executor,
         address=address or cfg.build.ray_address,
         metadata=sidecar,
         log=lambda line: typer.echo(line, err=True),
     )
-    stats = json.loads((Path(out_dir) / "stats.json").read_text())
+    stats = json.loads(ingested.stats.read_text())
     typer.echo(stats_markdown(stats))
     if "metadata" in stats:
         m = stats["metadata"]
@@ -84,7 +85,7 @@ def ingest_cmd(
         )
     typer.echo(
         f"{res.papers:,} papers, {res.sentences:,} sentences in {res.seconds:.1f}s "
-        f"({res.reused_shards} of {res.shards} shards reused) -> {out_dir}"
+        f"({res.reused_shards} of {res.shards} shards reused) -> {ingested.root}"
     )
 
 

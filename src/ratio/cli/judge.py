@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from ratio.run import RunDir
+
 judge_app = typer.Typer(
     help="LLM judging: silver test set, calibration, top-k and pairwise evaluation.",
     no_args_is_help=True,
@@ -213,7 +215,6 @@ def markers_cmd(
 ) -> None:
     """LLM marker expansion + I.1 grading; writes lexicon-llm.tsv (source=llm, strong-true only)."""
     from ratio.judge import lexicon_llm
-    from ratio.judge.runner import judge_out
     from ratio.lexicon import load_lexicon
 
     cfg, judge = _open(config, backend, model, base_url)
@@ -234,7 +235,7 @@ def markers_cmd(
         if given:
             graded += lexicon_llm.grade(judge, rel, given, origin="given")
     summary = lexicon_llm.write_llm_lexicon(
-        graded, lex, out or judge_out(cfg) / "lexicon", judge.backend.model
+        graded, lex, out or RunDir.of(cfg).judge.lexicon, judge.backend.model
     )
     typer.echo(json.dumps(summary, indent=2))
     typer.echo(_usage_line(judge.usage.to_dict()))
@@ -263,10 +264,9 @@ def annotate_cmd(
     """Serve a local page to label pairs with y / n / s (for `ratio judge calibrate`)."""
     from ratio.config import load_config
     from ratio.judge.annotate import prepare_items, serve
-    from ratio.judge.runner import judge_out
 
     cfg = load_config(config)
-    base = judge_out(cfg) / "annotate"
+    base = RunDir.of(cfg).judge.annotate
     items = items or base / "items.csv"
     if not items.is_file():
         prepare_items(cfg, relation, n, items, from_silver=from_silver)

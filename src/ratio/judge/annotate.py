@@ -22,9 +22,9 @@ import pyarrow.parquet as pq
 
 from ratio.build.sample import stratified_sample
 from ratio.config import RunConfig
-from ratio.evaluation.harness import load_benchmark
 from ratio.io import RatioError, atomic_path
 from ratio.records import RELATIONS
+from ratio.run import RunDir
 
 ITEM_FIELDS = ("item_id", "relation", "query_id", "candidate_id", "query", "marker", "candidate")
 LABEL_FIELDS = (*ITEM_FIELDS, "annotator", "label", "time")
@@ -50,11 +50,11 @@ def prepare_items(
     ``from_silver`` draws them from the silver set's judged sample instead of the whole
     split, so calibrating those same prompts later is answered from the judgment cache.
     """
-    build_out = config.resolve(config.build.out)
-    bench = load_benchmark(build_out, split)
+    run = RunDir.of(config)
+    bench = run.benchmark.load(split)
     pool = bench.queries
     if from_silver:
-        path = build_out / "benchmark" / "silver" / "sample.parquet"
+        path = run.benchmark.silver.sample
         if not path.is_file():
             raise RatioError(f"{path} not found; run `ratio judge silver` first")
         pool = pq.read_table(path)

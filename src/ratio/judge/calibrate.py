@@ -41,8 +41,9 @@ from ratio.config import RunConfig
 from ratio.io import RatioError
 from ratio.judge.annotate import ITEM_FIELDS, read_items
 from ratio.judge.prompts import candidates_for, silver_pair_text
-from ratio.judge.runner import Judge, Result, Shot, Task, judge_out, write_report
+from ratio.judge.runner import Judge, Result, Shot, Task, write_report
 from ratio.records import RELATIONS
+from ratio.run import RunDir
 
 # --------------------------------------------------------------------------- agreement metrics
 
@@ -486,7 +487,7 @@ def calibrate(
     report["usage"] = judge.usage.to_dict()
     report["config_snippet"] = config_snippet(report)
     if write:
-        out = judge_out(config) / "calibration"
+        out = RunDir.of(config).judge.calibration
         write_report(out, report, calibration_markdown(report))
     return report
 

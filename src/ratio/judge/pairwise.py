@@ -21,10 +21,11 @@ from ratio.build.sample import stratified_sample
 from ratio.config import RunConfig
 from ratio.io import RatioError, write_parquet_atomic
 from ratio.judge.prompts import get_prompt, numbered
-from ratio.judge.runner import Judge, Result, Task, judge_out, results_table, write_report
+from ratio.judge.runner import Judge, Result, Task, results_table, write_report
 from ratio.judge.topk import load_judged_split, top_lists
 from ratio.metrics.trec import read_run
 from ratio.provenance import stamp
+from ratio.run import RunDir
 
 FIRST, SECOND = "first", "second"  # tags: which system was shown as List A
 
@@ -152,7 +153,7 @@ def judge_pairwise(
     }
     out_dir = None
     if write:
-        out_dir = judge_out(config) / "pairwise" / relation
+        out_dir = RunDir.of(config).judge.pairwise(relation)
         meta = stamp(
             "judge.pairwise",
             config.digest("build", "judge"),

@@ -44,30 +44,8 @@ from ratio.judge.backends import (
 from ratio.judge.cache import JudgmentCache, request_key
 from ratio.judge.prompts import InvalidResponse, Prompt, example_answer, verdicts_only
 from ratio.records import Judgment
-
-JUDGMENTS = pa.schema(
-    [
-        ("query_id", pa.string()),
-        ("candidate_id", pa.string()),
-        ("prompt_id", pa.string()),
-        ("prompt_version", pa.string()),
-        ("tag", pa.string()),
-        ("accepted", pa.bool_()),
-        ("valid", pa.bool_()),
-        ("parsed", pa.string()),
-        ("raw", pa.string()),
-        ("error", pa.string()),
-        ("backend", pa.string()),
-        ("model", pa.string()),
-        ("attempts", pa.int32()),
-        ("input_tokens", pa.int32()),
-        ("output_tokens", pa.int32()),
-        ("cached", pa.bool_()),
-        ("p_accept", pa.float64()),
-    ]
-)
-"""Every judgment a command made, valid or not, with its raw answer."""
-
+from ratio.run import RunDir
+from ratio.schemas import JUDGMENTS
 
 SCORING = ("sample", "logprob")
 
@@ -595,21 +573,14 @@ def results_table(results: Sequence[Result], backend: Backend) -> pa.Table:
     return pa.table(cols, schema=JUDGMENTS)
 
 
-def judge_out(config) -> Path:
-    """``judge.out``, or ``<build.out>/judge``."""
-    jc = config.judge
-    return config.resolve(jc.out) if jc.out else config.resolve(config.build.out) / "judge"
-
-
 def open_judge(config, *, backend: Backend | None = None, progress: bool = True, **kw) -> Judge:
     """A :class:`Judge` for a run config: its backend, cache file, retries and prices."""
     from ratio.judge.backends import make_backend
 
     jc = config.judge
-    cache_path = config.resolve(jc.cache) if jc.cache else judge_out(config) / "cache.sqlite"
     return Judge(
         backend or make_backend(jc, seed=config.build.seed),
-        JudgmentCache(cache_path),
+        JudgmentCache(RunDir.of(config).judge.cache),
         max_retries=jc.max_retries,
         backoff_s=jc.backoff_s,
         temperature=jc.temperature,
@@ -626,7 +597,6 @@ def open_judge(config, *, backend: Backend | None = None, progress: bool = True,
 
 
 __all__ = [
-    "JUDGMENTS",
     "FatalBackendError",
     "Judge",
     "Result",

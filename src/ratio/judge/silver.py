@@ -16,24 +16,22 @@ from __future__ import annotations
 
 import shutil
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ratio.build.sample import stratified_sample
-from ratio.build.split import HELD_QUERIES
 from ratio.config import RunConfig
-from ratio.evaluation.harness import Benchmark, load_benchmark
 from ratio.io import RatioError, atomic_path, write_parquet_atomic
 from ratio.judge.anaphora import anaphora_table
 from ratio.judge.prompts import Prompt, relation_prompts, silver_pair_text
 from ratio.judge.runner import Judge, Result, Task, results_table, write_report
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
+from ratio.run import RunDir, SplitDir
 from ratio.schemas import QRELS, QUERIES
 
 
@@ -78,8 +76,8 @@ def build_silver(
     write: bool = True,
 ) -> SilverResult:
     """Sample, judge with both prompts, keep the pairs both accept; write the silver split."""
-    build_out = config.resolve(config.build.out)
-    bench = with_held_queries(load_benchmark(build_out, split))
+    run = RunDir.of(config)
+    bench = run.benchmark.load(split).with_held_queries()
     rels = relations or list(RELATIONS)
     for r in rels:
         if r not in RELATIONS:
@@ -142,33 +140,13 @@ def build_silver(
         all_results.extend(results)
         samples.append(sample)
     report["usage"] = judge.usage.to_dict()
-    out_dir = build_out / "benchmark" / "silver" if write else None
-    if out_dir is not None:
-        _write(config, bench, kept, samples, all_results, judge, report, out_dir)
-    return SilverResult(out_dir, kept, report, all_results)
+    silver = run.benchmark.silver
+    if write:
+        _write(config, bench, kept, samples, all_results, judge, report, silver)
+    return SilverResult(silver.root if write else None, kept, report, all_results)
 
 
-def with_held_queries(bench: Benchmark) -> Benchmark:
-    """The split's queries plus those held for validation, with their qrels (gold = relevant)."""
-    held_path = bench.directory / HELD_QUERIES
-    if not held_path.is_file():
-        return bench
-    held = pq.read_table(held_path).select(QUERIES.names).cast(QUERIES)
-    held_qrels = pa.table(
-        {
-            "query_id": held["query_id"],
-            "candidate_id": held["gold_id"],
-            "relevance": pa.array([1] * held.num_rows, pa.int8()),
-        }
-    ).cast(QRELS)
-    return replace(
-        bench,
-        queries=pa.concat_tables([bench.queries.select(QUERIES.names).cast(QUERIES), held]),
-        qrels=pa.concat_tables([bench.qrels.select(QRELS.names).cast(QRELS), held_qrels]),
-    )
-
-
-def _write(config, bench, kept, samples, results, judge, report, out_dir: Path) -> None:
+def _write(config, bench, kept, samples, results, judge, report, silver: SplitDir) -> None:
     keep_ids = pa.array(sorted(q for ids in kept.values() for q in ids), pa.string())
     queries = bench.queries.filter(pc.is_in(bench.queries["query_id"], keep_ids))
     qrels = bench.qrels.filter(pc.is_in(bench.qrels["query_id"], keep_ids))
@@ -180,16 +158,14 @@ def _write(config, bench, kept, samples, results, judge, report, out_dir: Path) 
         source_split=bench.split,
         prompts=sorted({r.task.prompt.id + "@" + r.task.prompt.version for r in results}),
     )
-    write_parquet_atomic(
-        out_dir / "queries.parquet", queries.select(QUERIES.names).cast(QUERIES), meta
-    )
-    write_parquet_atomic(out_dir / "qrels.parquet", qrels.select(QRELS.names).cast(QRELS), meta)
+    write_parquet_atomic(silver.queries, queries.select(QUERIES.names).cast(QUERIES), meta)
+    write_parquet_atomic(silver.qrels, qrels.select(QRELS.names).cast(QRELS), meta)
     # the silver queries retrieve from the source split's whole shared pool
-    with atomic_path(out_dir / "candidates.parquet") as tmp:
-        shutil.copyfile(bench.directory / "candidates.parquet", tmp)
-    write_parquet_atomic(out_dir / "judgments.parquet", results_table(results, judge.backend), meta)
-    write_parquet_atomic(out_dir / "sample.parquet", pa.concat_tables(samples), meta)
-    write_report(out_dir, report, silver_markdown(report))
+    with atomic_path(silver.candidates) as tmp:
+        shutil.copyfile(bench.files.candidates, tmp)
+    write_parquet_atomic(silver.judgments, results_table(results, judge.backend), meta)
+    write_parquet_atomic(silver.sample, pa.concat_tables(samples), meta)
+    write_report(silver.root, report, silver_markdown(report))
 
 
 def silver_markdown(report: dict) -> str:

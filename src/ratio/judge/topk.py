@@ -25,13 +25,13 @@ import pyarrow.parquet as pq
 
 from ratio.build.sample import stratified_sample
 from ratio.config import RunConfig
-from ratio.evaluation.harness import Benchmark, load_benchmark
 from ratio.io import RatioError, write_parquet_atomic
 from ratio.judge.prompts import relation_prompts
-from ratio.judge.runner import Judge, Result, Task, judge_out, results_table, write_report
+from ratio.judge.runner import Judge, Result, Task, results_table, write_report
 from ratio.metrics import Qrels, Run, evaluate_per_query
 from ratio.metrics.trec import read_run
 from ratio.provenance import stamp
+from ratio.run import SILVER, Benchmark, RunDir
 
 METRICS = ("hit_rate", "precision", "ndcg", "mrr", "map")
 MODES = ("hard", "soft", "p1", "p2")
@@ -194,20 +194,16 @@ def silver_verdicts(path: Path, relation: str) -> dict[str, bool]:
     return {q: all(v) for q, v in votes.items()}
 
 
-def load_judged_split(config: RunConfig, split: str | None) -> tuple[Path, str, Benchmark]:
-    """Build folder, split and benchmark a judged run is read against.
+def load_judged_split(config: RunConfig, split: str | None) -> tuple[RunDir, str, Benchmark]:
+    """Run directory, split and benchmark a judged run is read against.
 
     Without an explicit split the silver set is judged when it was built (the paper's
     setting), else ``evaluate.split``: top-k and pairwise must agree on this choice.
     """
-    build_out = config.resolve(config.build.out)
+    run = RunDir.of(config)
     if split is None:
-        split = (
-            "silver"
-            if (build_out / "benchmark" / "silver" / "queries.parquet").is_file()
-            else config.evaluate.split
-        )
-    return build_out, split, load_benchmark(build_out, split)
+        split = SILVER if run.benchmark.silver.queries.is_file() else config.evaluate.split
+    return run, split, run.benchmark.load(split)
 
 
 @dataclass
@@ -231,7 +227,7 @@ def judge_topk(
     write: bool = True,
 ) -> TopkResult:
     """Judge every system's top-``depth`` for a stratified sample of ``relation`` queries."""
-    build_out, split, bench = load_judged_split(config, split)
+    run_dir, split, bench = load_judged_split(config, split)
     k = depth or config.judge.topk_depth
     n_q = n_queries or config.judge.topk_queries
     loaded = {name: read_run(p, name=name) for name, p in runs.items()}
@@ -269,7 +265,7 @@ def judge_topk(
                 for p in prompts:
                     tasks.append(Task(p, {"query": qtext[q], "candidate": ctext[c]}, q, c, name))
     results = judge.run(tasks, desc=f"top-{k} {relation}")
-    silver_j = silver_verdicts(build_out / "benchmark" / "silver" / "judgments.parquet", relation)
+    silver_j = silver_verdicts(run_dir.benchmark.silver.judgments, relation)
 
     report: dict[str, Any] = {
         "relation": relation,
@@ -308,7 +304,7 @@ def judge_topk(
     report["usage"] = judge.usage.to_dict()
     out_dir = None
     if write:
-        out_dir = judge_out(config) / "topk" / relation
+        out_dir = run_dir.judge.topk(relation)
         meta = stamp(
             "judge.topk",
             config.digest("build", "judge"),

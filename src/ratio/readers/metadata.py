@@ -36,18 +36,9 @@ import pyarrow.parquet as pq
 from ratio.io import InputError, RatioError, write_parquet_atomic
 from ratio.readers.base import DropReport
 from ratio.records import Paper
+from ratio.schemas import METADATA
 
 FIELDS: tuple[str, ...] = ("title", "year", "date", "venue")
-SCHEMA = pa.schema(
-    [
-        ("id", pa.string()),
-        ("title", pa.string()),
-        ("year", pa.int16()),
-        ("date", pa.string()),
-        ("venue", pa.string()),
-        ("line", pa.int32()),
-    ]
-)
 _YEAR = re.compile(r"^\d{4}$")
 _DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 
@@ -210,7 +201,7 @@ def write_metadata(rows: list[Row], target: str | Path) -> str:
             "venue": [r.venue for r in rows],
             "line": [r.line for r in rows],
         },
-        schema=SCHEMA,
+        schema=METADATA,
     )
     write_parquet_atomic(target, table)
     digest = hashlib.sha256()

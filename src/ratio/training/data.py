@@ -13,10 +13,11 @@ from pathlib import Path
 import numpy as np
 
 from ratio.config import RunConfig
-from ratio.evaluation.harness import Benchmark, load_benchmark, sub_pool
+from ratio.evaluation.harness import sub_pool
 from ratio.io import RatioError
 from ratio.records import RELATIONS
 from ratio.retrieval.models import GENERIC_PREFIXES, PREFIX_SETUPS, ModelSpec, prefixes
+from ratio.run import Benchmark, RunDir
 
 
 class TrainingError(RatioError):
@@ -112,7 +113,7 @@ class EvalSet:
 
 
 def load_split(config: RunConfig, split: str) -> Benchmark:
-    return load_benchmark(config.resolve(config.build.out), split)
+    return RunDir.of(config).benchmark.load(split)
 
 
 def relation_pairs(bench: Benchmark, relation: str) -> tuple[list[str], list[str], list[str]]:
@@ -157,7 +158,7 @@ def training_pairs(
     """
     texts = candidate_texts(bench)
     anchors, positives, prefs, rels = [], [], [], []
-    where = bench.directory / "queries.parquet"
+    where = bench.files.queries
     for rel in relations:
         _, qtexts, golds = relation_pairs(bench, rel)
         missing = [g for g in golds if g not in texts]
@@ -212,7 +213,7 @@ def validation_set(
         ids, texts, golds = relation_pairs(bench, rel)
         if not ids:
             raise TrainingError(
-                f"{bench.directory / 'queries.parquet'}: no {rel} queries in the "
+                f"{bench.files.queries}: no {rel} queries in the "
                 f"{bench.split} split; checkpoint selection needs validation queries"
             )
         idx = np.arange(len(ids))
@@ -228,7 +229,7 @@ def validation_set(
     missing = golds - set(pool_ids_all)
     if missing:
         raise TrainingError(
-            f"{bench.directory / 'candidates.parquet'}: {len(missing)} gold(s) of validation "
+            f"{bench.files.candidates}: {len(missing)} gold(s) of validation "
             f"queries missing, e.g. {sorted(missing)[0]!r}"
         )
     keep = sub_pool(pool_ids_all, golds, len(golds) + pool_size, seed)
@@ -296,7 +297,4 @@ def check_relation(relation: str) -> list[str]:
 
 def out_dir(config: RunConfig) -> Path:
     """``train.out``, or ``<build.out>/models/<base model name>-<prefix>`` when unset."""
-    if config.train.out:
-        return config.resolve(config.train.out)
-    base = Path(config.train.base_model).name
-    return config.resolve(config.build.out) / "models" / f"{base}-{config.train.prefix}"
+    return RunDir.of(config).trained.root

@@ -42,14 +42,13 @@ from ratio.config import RunConfig
 from ratio.io import write_text_atomic
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
+from ratio.run import ModelsDir, RunDir
 from ratio.training.data import (
     EvalSet,
     PairSet,
     TrainingError,
     check_relation,
-    load_split,
     mine_hard_negatives,
-    out_dir,
     setup_prefixes,
     training_pairs,
     unified_prefixes,
@@ -279,8 +278,8 @@ def make_plans(config: RunConfig, relation: str, unified: bool = False) -> list[
         raise TrainingError(
             "train.val_pool, train.max_pairs and train.val_max_queries must be >= 0"
         )
-    train_b = load_split(config, "train")
-    val_b = load_split(config, "validation")
+    bench = RunDir.of(config).benchmark
+    train_b, val_b = bench.load("train"), bench.load("validation")
     targets = [("unified", rels)] if unified else [(r, [r]) for r in rels]
     plans = []
     for target, trels in targets:
@@ -398,7 +397,7 @@ def run_trial(
     from transformers.trainer_utils import get_last_checkpoint
 
     tc = config.train
-    tdir = out_dir(config) / plan.target / f"trial-{index}"
+    tdir = RunDir.of(config).trained.trial(plan.target, index)
     sig = _signature(config, plan, trial)
     metrics_file = tdir / "metrics.json"
     if metrics_file.is_file() and (tdir / "best" / "modules.json").is_file():
@@ -550,20 +549,24 @@ def _gather_kw() -> dict[str, Any]:
 
 
 def select_best(
-    target_dir: Path, results: list[dict[str, Any]], bm25: dict[str, float] | None = None
+    models: ModelsDir,
+    target: str,
+    results: list[dict[str, Any]],
+    bm25: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Link the trial with the best validation MRR@10 as ``<target>/best``; write selection.json
     with every trial's score, the untuned baseline's and BM25's on the same validation set."""
+    target_dir = models.target(target)
     scored = [r for r in results if r.get("best")]
     if not scored:
         raise TrainingError(f"{target_dir}: no trial produced a validation score")
     winner = max(scored, key=lambda r: r["best"][PRIMARY])
-    link = target_dir / "best"
+    link = models.best(target)
     if link.is_symlink() or link.is_file():
         link.unlink()
     elif link.is_dir():
         shutil.rmtree(link)
-    src = target_dir / f"trial-{winner['trial']}" / "best"
+    src = models.trial(target, winner["trial"]) / "best"
     try:
         link.symlink_to(src.relative_to(target_dir), target_is_directory=True)
     except OSError:  # filesystems without symlinks
@@ -585,7 +588,7 @@ def select_best(
             for r in results
         ],
     }
-    write_text_atomic(target_dir / "selection.json", json.dumps(selection, indent=2))
+    write_text_atomic(models.selection(target), json.dumps(selection, indent=2))
     return selection
 
 
@@ -602,7 +605,7 @@ def train(
     Returns ``{target: selection}``; ``target`` is a relation or ``unified``.
     """
     plans = make_plans(config, relation, unified)
-    root = out_dir(config)
+    models = RunDir.of(config).trained
     out: dict[str, dict[str, Any]] = {}
     for plan in plans:
         results = [
@@ -610,7 +613,7 @@ def train(
             for i, trial in plan.trials
         ]
         bm25 = bm25_validation(plan)
-        out[plan.target] = select_best(root / plan.target, results, bm25)
+        out[plan.target] = select_best(models, plan.target, results, bm25)
         out[plan.target]["results"] = results
     return out
 
