@@ -1,11 +1,11 @@
 """Run a pure per-shard function over many shards: locally or on Ray.
 
-Stages hand this module a top-level function and a list of argument tuples; the
-function writes its own output atomically (``ratio.fs.output``) and a completion
-marker, and returns a small JSON-able summary. Because outputs are per shard and
-marked done, any executor can resume a killed run by skipping shards whose marker
-is present, and the executor never changes *what* is written, only where it runs:
-``local`` and ``ray`` builds are byte-identical.
+Callers hand this module a top-level function and a list of argument tuples; the
+function writes its own output atomically (``ratio.fs.output``) and returns a small
+JSON-able summary. Skipping finished shards and writing their completion markers is
+the stage runner's job (:func:`ratio.stages.run_sharded`, which runs here), so any
+executor resumes a killed run the same way, and the executor never changes *what* is
+written, only where it runs: ``local`` and ``ray`` builds are byte-identical.
 
 A shard that raises does not take the others down: every other task still runs
 to completion (its output and marker are kept), and the failures are raised at
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ratio.io import InputError, RatioError
+from ratio.provenance import code_version
 
 EXECUTORS = ("local", "ray")
 
@@ -137,8 +138,6 @@ def _pin_code_version() -> None:
     nodes with different checkouts, would stamp shards of one build with different
     versions and break byte-identity. Honoured by ``ratio.provenance.code_version``.
     """
-    from ratio.provenance import code_version
-
     os.environ.setdefault("RATIO_CODE_VERSION", code_version())
 
 

@@ -3,12 +3,14 @@
 Three steps, so that the expensive one is a pure function of one shard:
 
 1. ``ingest_shard`` reads one input file, cleans, segments and normalizes its
-   papers and writes ``raw/<shard>.parquet`` plus a ``.done.json`` marker
-   (resumable; any executor can run it).
+   papers and writes ``raw/<shard>.parquet`` and ``papers/<shard>.parquet``; the
+   stage runner (:mod:`ratio.stages`) skips it when its ``raw/<shard>.done.json``
+   marker matches and writes that marker after it (resumable; any executor can run it).
 2. ``find_boilerplate`` looks across the whole corpus for sentences repeated in
    many papers (checklists, licence and template text) and for sections made
    mostly of them: detected from the corpus, not from a hand list.
-3. ``finalize_shard`` drops those and writes ``sentences/<shard>.parquet``.
+3. ``finalize_shard`` drops those and writes ``sentences/<shard>.parquet``. Steps 2
+   and 3 are one stage with ``manifest.json``, skipped when no shard changed.
 """
 
 from __future__ import annotations
@@ -22,17 +24,17 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from tqdm.auto import tqdm
 
 from ratio import fs, schemas
 from ratio.config import IngestConfig
-from ratio.executors import run_shards
 from ratio.io import InputError, RatioError, write_parquet_atomic, write_text_atomic
 from ratio.provenance import stamp
 from ratio.readers import DropReport, get_reader, list_inputs
 from ratio.readers.detect import detect_inputs
 from ratio.readers.metadata import apply_metadata, load_metadata, metadata_lookup, write_metadata
 from ratio.records import Paper
+from ratio.run import DONE_SUFFIX, IngestDir
+from ratio.stages import Shard, Stage, remove_stale, run_shard, run_sharded, run_stage
 
 # Bump when the cleaning/segmentation logic changes output for the same input,
 # so cached shards from older code are recomputed.
@@ -62,10 +64,6 @@ def shard_name(path: str | Path) -> str:
         if name.endswith(suf):
             return name[: -len(suf)]
     return name
-
-
-def _fingerprint(path: str | Path) -> dict:
-    return fs.fingerprint(path)
 
 
 def _ingest_key(cfg: IngestConfig) -> dict:
@@ -150,43 +148,62 @@ def ingest_shard(
     name: str | None = None,
     metadata: dict | None = None,
 ) -> dict:
-    """Ingest one input shard; a pure function of (shard, config) -> files on disk.
+    """Ingest one input shard, or reuse it when its marker matches; any executor can run it.
 
-    ``path`` and ``out_dir`` may be URLs (``ratio.fs``): a remote input is staged to a
-    local copy, and outputs are published whole, marker last, so a killed worker
-    leaves either a finished shard or nothing. Returns a JSON-able summary; a bad
-    shard is reported in it (``error``) rather than raised, so other shards' results
-    survive, unless ``strict`` is set. ``name`` overrides the shard name (a folder read by
-    two readers); ``metadata`` is ``{"path", "digest"}`` of a checked sidecar
-    (``ratio.readers.metadata``) whose rows fill each paper's title, year, date and venue.
+    ``path`` and ``out_dir`` may be URLs (``ratio.fs``). Returns a JSON-able summary
+    (``reused`` says which); a bad shard is reported in it (``error``) rather than raised,
+    so other shards' results survive, unless ``strict`` is set. See :func:`_shard` for
+    ``name`` and ``metadata``.
     """
-    cfg = IngestConfig(**cfg_dict)
+    return run_shard(_shard(path, fmt, out_dir, IngestConfig(**cfg_dict), name, metadata))
+
+
+def _shard(
+    path: str,
+    fmt: str,
+    out_dir: str,
+    cfg: IngestConfig,
+    name: str | None = None,
+    metadata: dict | None = None,
+) -> Shard:
+    """The stage-runner piece for one input: its key, outputs and marker (``raw/<name>.done.json``).
+
+    ``name`` overrides the shard name (a folder read by two readers); ``metadata`` is
+    ``{"path", "digest"}`` of a checked sidecar (``ratio.readers.metadata``) whose rows
+    fill each paper's title, year, date and venue. Paths are joined with ``ratio.fs``
+    (the ``IngestDir`` layout) because the output may be a URL.
+    """
     name = name or shard_name(path)
     raw_path = fs.join(out_dir, "raw", f"{name}.parquet")
     papers_path = fs.join(out_dir, "papers", f"{name}.parquet")
-    marker = fs.join(out_dir, "raw", f"{name}.done.json")
-    key = {"input": _fingerprint(path), "config": _ingest_key(cfg)}
+    key = {"input": fs.fingerprint(path), "config": _ingest_key(cfg)}
     if metadata:
         key["metadata"] = metadata["digest"]
-    if fs.exists(marker) and fs.exists(raw_path) and fs.exists(papers_path):
-        done = json.loads(fs.read_text(marker))
-        if done.get("key") == key:
-            return {**done, "reused": True}
+    return Shard(
+        name,
+        _ingest_file,
+        (str(path), fmt, asdict(cfg), raw_path, papers_path, metadata["path"] if metadata else ""),
+        key=key,
+        marker=fs.join(out_dir, "raw", f"{name}{DONE_SUFFIX}"),
+        outputs=(raw_path, papers_path),
+    )
 
-    t0 = time.perf_counter()
+
+def _ingest_file(
+    path: str, fmt: str, cfg_dict: dict, raw_path: str, papers_path: str, metadata_path: str
+) -> dict:
+    """The step of one shard: a remote input is staged to a local copy, outputs are
+    published whole (the runner writes the marker last), so a killed worker leaves
+    either a finished shard or nothing."""
     with fs.staged(path) as src:
         summary = _ingest_local(
-            src, fmt, cfg, raw_path, papers_path, str(path), metadata["path"] if metadata else ""
+            src, fmt, IngestConfig(**cfg_dict), raw_path, papers_path, path, metadata_path
         )
-    if str(src) != str(path):  # messages name the shard as given, not the staged copy
-        summary["messages"] = [m.replace(str(src), str(path)) for m in summary["messages"]]
+    if str(src) != path:  # messages name the shard as given, not the staged copy
+        summary["messages"] = [m.replace(str(src), path) for m in summary["messages"]]
         if summary["error"]:
-            summary["error"] = summary["error"].replace(str(src), str(path))
-    summary = {"shard": name, "source": str(path), "key": key, **summary}
-    summary["seconds"] = round(time.perf_counter() - t0, 3)
-    summary["reused"] = False
-    fs.write_text(marker, json.dumps(summary, indent=1))
-    return summary
+            summary["error"] = summary["error"].replace(str(src), path)
+    return {"source": path, **summary}
 
 
 def _ingest_local(
@@ -252,7 +269,7 @@ def _ingest_local(
     }
 
 
-def find_boilerplate(out_dir: Path, cfg: IngestConfig, n_papers: int) -> pa.Table:
+def find_boilerplate(layout: IngestDir, cfg: IngestConfig, n_papers: int) -> pa.Table:
     """Sentences repeated across many papers, and sections made mostly of them.
 
     A sentence is boilerplate when its match form occurs in at least
@@ -263,13 +280,13 @@ def find_boilerplate(out_dir: Path, cfg: IngestConfig, n_papers: int) -> pa.Tabl
     import duckdb
 
     threshold = max(cfg.boilerplate_min_papers, int(cfg.boilerplate_min_fraction * n_papers))
-    raw_glob = str(out_dir / "raw" / "*.parquet")
+    raw_glob = str(layout.raw / "*.parquet")
     con = duckdb.connect()
     con.execute(f"SET threads TO {max(1, cfg.workers)}")
     # Bounded memory at any corpus size: DuckDB spills past the limit, and the first pass
     # groups 64-bit hashes, not strings; only the few frequent ones are grouped by text.
     con.execute("SET memory_limit = '512MB'")
-    con.execute(f"SET temp_directory = '{out_dir / '.duckdb-tmp'}'")
+    con.execute(f"SET temp_directory = '{layout.root / '.duckdb-tmp'}'")
     con.execute(
         f"""
         CREATE TEMP TABLE bph AS
@@ -350,6 +367,7 @@ def ingest(
     """
     cfg = cfg or IngestConfig()
     out = Path(out_dir)
+    layout = IngestDir(out)
     t0 = time.perf_counter()
     if fmt != "auto":
         get_reader(fmt)  # unknown format: fail before anything else
@@ -395,31 +413,24 @@ def ingest(
     meta_task = None
     if metadata:
         rows = load_metadata(metadata, report)  # bad rows reported (or raised when strict)
-        digest = write_metadata(rows, out / "metadata.parquet")
-        meta_task = {"path": str(out / "metadata.parquet"), "digest": digest}
+        digest = write_metadata(rows, layout.metadata)
+        meta_task = {"path": str(layout.metadata), "digest": digest}
 
-    tasks = [
-        (str(p), f, str(out), asdict(cfg), n, meta_task)
-        for (p, f), n in zip(shards, names, strict=True)
-    ]
     result = IngestResult(
         out_dir=out, drops=dict(report.counts), errors=list(report.messages), formats=dict(formats)
     )
-    summaries = []
-    bar = tqdm(
-        total=len(tasks),
+    pieces = [
+        _shard(p, f, str(out), cfg, n, meta_task) for (p, f), n in zip(shards, names, strict=True)
+    ]
+    summaries = run_sharded(
+        pieces,
         desc="ingest shards",
-        unit="shard",
-        disable=True if progress is False else None,
+        executor=executor,
+        workers=cfg.workers,
+        address=address,
+        progress=progress,
+        postfix=lambda done: {"papers": sum(x["papers"] for x in done)},
     )
-    _remove_stale_temps(out)
-    for s in run_shards(
-        ingest_shard, tasks, executor=executor, workers=cfg.workers, address=address
-    ):
-        summaries.append(s)
-        bar.update(1)
-        bar.set_postfix(papers=sum(x["papers"] for x in summaries))
-    bar.close()
     summaries.sort(key=lambda s: s["shard"])
     drops: Counter = Counter(result.drops)
     for s in summaries:
@@ -432,27 +443,20 @@ def ingest(
 
     # The corpus-level steps are skipped when no shard changed since the last run,
     # so a rerun leaves sentences/ (and everything downstream) untouched.
-    final_key = {
-        "shards": [s["key"] for s in summaries],
-        "config": _ingest_key(cfg),
-        "boilerplate": [cfg.boilerplate_min_papers, cfg.boilerplate_min_fraction],
-    }
-    manifest = out / "manifest.json"
-    finals = [out / "sentences" / f"{s['shard']}.parquet" for s in summaries]
-    cached = json.loads(manifest.read_text()) if manifest.exists() else {}
-    if cached.get("key") == final_key and all(f.exists() for f in finals):
-        final_total = cached["sentences"]
-        drops.update(cached["finalize_drops"])
-    else:
-        final_total, fdrops = _finalize(
-            out, cfg, summaries, result.papers, progress, executor=executor, address=address
-        )
-        drops.update(fdrops)
-        write_text_atomic(
-            manifest,
-            json.dumps({"key": final_key, "sentences": final_total, "finalize_drops": fdrops}),
-        )
-    result.sentences = final_total
+    final = Stage(
+        "ingest",
+        layout.manifest,
+        key={
+            "shards": [s["key"] for s in summaries],
+            "config": _ingest_key(cfg),
+            "boilerplate": [cfg.boilerplate_min_papers, cfg.boilerplate_min_fraction],
+        },
+        outputs=[layout.sentence_shard(s["shard"]) for s in summaries],
+        run=lambda: _finalize(layout, cfg, summaries, result.papers, progress, executor, address),
+    )
+    _, manifest = run_stage(final)
+    drops.update(manifest["finalize_drops"])
+    result.sentences = manifest["sentences"]
     result.drops = dict(sorted(drops.items()))
     result.seconds = round(time.perf_counter() - t0, 3)
     stats = corpus_stats(out, drops=result.drops, errors=result.errors)
@@ -464,7 +468,7 @@ def ingest(
     stats["ingest_seconds"] = result.seconds
     stats["shards"] = result.shards
     stats["reused_shards"] = result.reused_shards
-    write_text_atomic(out / "stats.json", json.dumps(stats, indent=1))
+    write_text_atomic(layout.stats, json.dumps(stats, indent=1))
     return result
 
 
@@ -489,8 +493,9 @@ def metadata_match(out: Path, source: str) -> dict:
     without a paper (each listed by id, the first few)."""
     from ratio.readers.metadata import row_for
 
-    lookup = metadata_lookup(out / "metadata.parquet")
-    papers = pq.read_table(out / "papers", columns=["paper_id"])["paper_id"].to_pylist()
+    layout = IngestDir(out)
+    lookup = metadata_lookup(layout.metadata)
+    papers = pq.read_table(layout.papers, columns=["paper_id"])["paper_id"].to_pylist()
     used: set[str] = set()
     without: list[str] = []
     for pid in papers:
@@ -514,63 +519,56 @@ def metadata_match(out: Path, source: str) -> dict:
     }
 
 
-def _remove_stale_temps(out: Path) -> None:
-    """Temporary files a killed run left behind (``atomic_path`` names them ``.<file>.*.tmp``)."""
-    for sub in ("raw", "papers", "sentences"):
-        for tmp in (out / sub).glob(".*.tmp"):
-            tmp.unlink(missing_ok=True)
-
-
 def finalize_file(raw_path: str, final_path: str, bp_path: str) -> dict:
-    """Per-shard task of the finalize step (any executor): drop the corpus's boilerplate."""
+    """Per-shard step of the finalize pass (any executor): drop the corpus's boilerplate."""
     bp = pq.read_table(bp_path)
     bp_sent = pc.filter(bp["key"], pc.equal(bp["kind"], "sentence")).combine_chunks()
     bp_sec = pc.filter(bp["key"], pc.equal(bp["kind"], "section")).combine_chunks()
-    return {
-        "shard": Path(raw_path).stem,
-        **finalize_shard(Path(raw_path), Path(final_path), bp_sent, bp_sec),
-    }
+    return finalize_shard(Path(raw_path), Path(final_path), bp_sent, bp_sec)
 
 
 def _finalize(
-    out: Path,
+    layout: IngestDir,
     cfg: IngestConfig,
     summaries: list[dict],
     n_papers: int,
-    progress,
+    progress: bool | None,
     executor: str = "local",
     address: str = "",
-) -> tuple[int, dict]:
-    bp = find_boilerplate(out, cfg, n_papers)
-    bp_path = out / "boilerplate.parquet"
-    write_parquet_atomic(bp_path, bp, stamp("boilerplate", json.dumps(_ingest_key(cfg))))
-    total = 0
-    drops: Counter = Counter()
-    keep_names = set()
-    tasks = []
-    for s in summaries:
-        raw = out / "raw" / f"{s['shard']}.parquet"
-        if not raw.exists():
-            continue
-        keep_names.add(s["shard"])
-        tasks.append((str(raw), str(out / "sentences" / f"{s['shard']}.parquet"), str(bp_path)))
-    bar = tqdm(
-        total=len(tasks), desc="finalize", unit="shard", disable=True if progress is False else None
-    )
+) -> dict:
+    """Find the corpus's boilerplate and drop it from every raw shard; the fields of the
+    ingest manifest (final sentence count and drops)."""
+    bp = find_boilerplate(layout, cfg, n_papers)
+    write_parquet_atomic(layout.boilerplate, bp, stamp("boilerplate", json.dumps(_ingest_key(cfg))))
+    pieces = [
+        Shard(
+            s["shard"],
+            finalize_file,
+            (
+                str(layout.raw_shard(s["shard"])),
+                str(layout.sentence_shard(s["shard"])),
+                str(layout.boilerplate),
+            ),
+            outputs=(str(layout.sentence_shard(s["shard"])),),
+        )
+        for s in summaries
+        if layout.raw_shard(s["shard"]).exists()
+    ]
     # Per shard, so the step that touches every sentence spreads over the cluster too.
-    for f in run_shards(
-        finalize_file, tasks, executor=executor, workers=cfg.workers, address=address
-    ):
-        drops["boilerplate_sentence"] += f["boilerplate_sentence"]
-        drops["boilerplate_section_sentence"] += f["boilerplate_section_sentence"]
-        total += f["kept"]
-        bar.update(1)
-    bar.close()
+    done = run_sharded(
+        pieces,
+        desc="finalize",
+        executor=executor,
+        workers=cfg.workers,
+        address=address,
+        progress=progress,
+    )
+    drops = {
+        k: sum(f[k] for f in done) for k in ("boilerplate_sentence", "boilerplate_section_sentence")
+    }
     # A final shard from an input that is no longer listed must not leak into later stages.
-    for stale in (out / "sentences").glob("*.parquet"):
-        if stale.stem not in keep_names:
-            stale.unlink()
-    return total, dict(drops)
+    remove_stale(layout.sentences, {p.name for p in pieces})
+    return {"sentences": sum(f["kept"] for f in done), "finalize_drops": drops}
 
 
 def corpus_stats(
@@ -580,9 +578,10 @@ def corpus_stats(
     import duckdb
 
     out = Path(out_dir)
-    sent_glob = str(out / "sentences" / "*.parquet")
-    pap_glob = str(out / "papers" / "*.parquet")
-    if not list((out / "sentences").glob("*.parquet")):
+    layout = IngestDir(out)
+    sent_glob = str(layout.sentences / "*.parquet")
+    pap_glob = str(layout.papers / "*.parquet")
+    if not layout.sentence_shards():
         raise RatioError(f"{out}: no sentence shards found (run `ratio ingest` first)")
     con = duckdb.connect()
     n_papers = con.execute(f"SELECT count(*) FROM read_parquet('{pap_glob}')").fetchone()[0]
@@ -601,8 +600,8 @@ def corpus_stats(
             FROM read_parquet('{sent_glob}') GROUP BY 1 ORDER BY 2 DESC"""
     ).fetchall()
     con.close()
-    if drops is None and (out / "stats.json").exists():
-        old = json.loads((out / "stats.json").read_text())
+    if drops is None and layout.stats.exists():
+        old = json.loads(layout.stats.read_text())
         drops, errors = old.get("drops", {}), old.get("errors", [])
     return {
         "papers": n_papers,

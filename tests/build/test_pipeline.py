@@ -153,8 +153,8 @@ def test_cli_build_and_export(tmp_path, lexicon_path):
     assert res.exit_code == 0 and "up to date" in res.output
 
 
-def test_build_from_raw_papers_through_ingest(tmp_path, lexicon_path):
-    """End to end: ratio-jsonl papers -> the lead's ingest -> mine -> split -> export."""
+def raw_papers_run(tmp_path: Path, lexicon_path: Path) -> RunConfig:
+    """A run config over three ratio-jsonl papers (2023, 2024, 2025) that go through ingest."""
     papers = []
     for i, year in enumerate((2023, 2024, 2025)):
         body = (
@@ -182,12 +182,41 @@ def test_build_from_raw_papers_through_ingest(tmp_path, lexicon_path):
     cfg.lexicon.path = str(lexicon_path)
     cfg.split = SplitConfig(train_end="2023", validation_end="2024", test_end="2025")
     cfg.ingest.workers = 1
+    return cfg
+
+
+def test_build_from_raw_papers_through_ingest(tmp_path, lexicon_path):
+    """End to end: ratio-jsonl papers -> the lead's ingest -> mine -> split -> export."""
+    cfg = raw_papers_run(tmp_path, lexicon_path)
     r = build(cfg, progress=False)
     assert r.ran[0] == "ingest" and "export" in r.ran
     for split in ("train", "validation", "test"):
         assert r.counts[split]["queries"] == {"address": 1}, split
         assert r.counts[split]["candidates_by_origin"] == {"address": 1, "explicit_contrast": 1}
     assert build(cfg, progress=False).ran == []
+
+
+def test_run_dir_from_before_the_stage_runner_is_up_to_date(tmp_path, lexicon_path):
+    """Records as the code before ``ratio.stages`` wrote them are still trusted: only the key
+    and the outputs decide, so an existing run directory is not rebuilt."""
+    cfg = raw_papers_run(tmp_path, lexicon_path)
+    build(cfg, progress=False)
+    out = Path(cfg.build.out)
+    manifest = out / "ingest" / "manifest.json"
+    m = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({k: m[k] for k in ("key", "sentences", "finalize_drops")}))
+    for marker in [*(out / "ingest" / "raw").glob("*.done.json")]:
+        done = json.loads(marker.read_text())
+        del done["code_version"]
+        marker.write_text(json.dumps({**done, "reused": False}, indent=1))
+    before = mtimes(out)
+    r = build(cfg, progress=False)
+    assert r.ran == [] and r.stages["ingest"].detail["sentences"] == m["sentences"]
+    after = mtimes(out)
+    stats = str(out / "ingest" / "stats.json")  # rewritten by every ingest run
+    assert {k: v for k, v in after.items() if k != stats} == {
+        k: v for k, v in before.items() if k != stats
+    }
 
 
 def test_reports_carry_marker_counts_and_provenance(tmp_path, lexicon_path):

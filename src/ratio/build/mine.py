@@ -12,10 +12,13 @@ start) reach the Python matcher.
 from __future__ import annotations
 
 from collections import Counter
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from ratio import schemas
 from ratio.build._text import (
@@ -26,7 +29,11 @@ from ratio.build._text import (
     too_short,
 )
 from ratio.build.validity import failed_rule
+from ratio.io import RatioError, write_parquet_atomic
+from ratio.lexicon import MarkerMatcher, load_lexicon
+from ratio.provenance import stamp
 from ratio.records import RELATIONS
+from ratio.stages import digest
 
 _SORT_KEYS = [
     ("paper_id", "ascending"),
@@ -202,3 +209,45 @@ def marker_counts(pairs: pa.Table) -> dict[str, int]:
         return {}
     g = pairs.group_by("marker").aggregate([("marker", "count")])
     return dict(sorted(zip(g["marker"].to_pylist(), g["marker_count"].to_pylist(), strict=True)))
+
+
+# --------------------------------------------------------------------------- one shard file
+
+
+@lru_cache(maxsize=4)
+def _matcher(lexicon_path: str, version: str) -> MarkerMatcher:
+    """The compiled matcher, loaded once per worker process and lexicon version."""
+    matcher = MarkerMatcher(load_lexicon(lexicon_path or None))
+    if matcher.version != version:
+        raise RatioError(
+            f"lexicon changed during the build ({version} -> {matcher.version}); rerun"
+        )
+    return matcher
+
+
+def mine_file(
+    sentences_path: str, out_path: str, lexicon_path: str, min_chars: int, key: dict
+) -> dict:
+    """Mine one sentence shard file into ``out_path``; the step of the build's mine stage
+    (any executor). Returns the shard's counts, which its completion marker records."""
+    matcher = _matcher(lexicon_path, key["lexicon_version"])
+    # shards ingested before a column existed (math_after) are read without it
+    names = set(pq.read_schema(sentences_path).names)
+    table = pq.read_table(
+        sentences_path, columns=[c for c in schemas.SENTENCES.names if c in names]
+    )
+    stats: dict = {}
+    pairs = mine_shard(table, matcher, min_chars=min_chars, stats=stats)
+    meta = stamp("mine", digest(key), matcher.version, shard=Path(sentences_path).stem)
+    write_parquet_atomic(out_path, pairs, meta)
+    return {
+        "rows": pairs.num_rows,
+        "sentences": stats["sentences"],
+        "consecutive_pairs": stats["consecutive_pairs"],
+        "fired": sum(stats["fired"].values()),
+        "dropped_short_query": stats["dropped_short_query"],
+        "dropped_short_gold": stats["dropped_short_gold"],
+        "dropped_invalid": stats["dropped_invalid"],
+        "fired_by_marker": stats["fired"],
+        "kept_by_marker": stats["kept"],
+    }

@@ -1,67 +1,62 @@
-"""The cached ``build``: ingest → mine → dedup → split → export → reports.
+"""The cached ``build``: a list of stages, ingest → mine → dedup → split → export → reports.
 
-Every stage records a manifest whose *key* holds what its output depends on: the
-stage's logic version, the config fields it reads, the lexicon version, and the
-keys (fingerprints) of its inputs. A stage whose stored key equals the current one
-and whose outputs exist is skipped, so a rerun with the same config does no work,
-and a lexicon edit re-mines every shard and reruns what depends on it, nothing else.
+Each stage below only declares what its output depends on (its *key*: the stage's
+``*_VERSION``, the config fields it reads, the lexicon version, the keys of its inputs),
+the files it makes and the function that makes them; :mod:`ratio.stages` runs it or
+skips it. So a rerun with the same config does no work, and a lexicon edit re-mines
+every shard and reruns what depends on it, nothing else. The code version (git commit)
+is recorded in each manifest and stamp but is not part of a key; a stage's
+``*_VERSION`` is bumped when its output for the same input changes (the same
+convention as ``ratio.ingest``).
 
-The code version (git commit) is recorded in each manifest and stamp but is not
-part of the key: a commit that touches nothing in a stage must not trigger hours
-of re-mining. Each stage instead carries a ``*_VERSION`` constant, bumped when its
-output for the same input changes (the same convention as ``ratio.ingest``).
-
-Mining is per sentence shard, a pure function of (shard, lexicon, min_chars), run
-through ``ratio.executors.run_shards`` (process pool, or Ray), and resumable: a
-shard whose ``mine/<shard>.done.json`` matches is not redone. Sentence shards are
-fingerprinted by content hash (ingest rewrites them on every run), memoized on
-(size, mtime) so unchanged files are not re-read.
+Mining is per sentence shard (:func:`ratio.build.mine.mine_file`, a pure function of
+shard, lexicon and min_chars) on any executor, and resumable: a shard whose
+``mine/<shard>.done.json`` matches is not redone. Sentence shards are fingerprinted by
+content hash (ingest rewrites them on every run), memoized on (size, mtime) so unchanged
+files are not re-read.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from tqdm.auto import tqdm
 
-from ratio import fs, schemas
+from ratio import fs
 from ratio.build.dedup import dedup_files, dedup_partitioned
 from ratio.build.export import export_beir
-from ratio.build.mine import mine_shard
+from ratio.build.mine import mine_file
 from ratio.build.reports import MINE_COUNTERS, write_reports
-from ratio.build.split import SPLITS, split_pairs, undated_error, write_datasets
+from ratio.build.split import boundaries, check_mode, split_pairs, undated_error, write_datasets
 from ratio.build.split import split_key as split_fields
 from ratio.config import RunConfig
-from ratio.executors import run_shards
-from ratio.io import RatioError, write_parquet_atomic, write_text_atomic
+from ratio.ingest import ingest
+from ratio.io import RatioError, write_text_atomic
+from ratio.lexicon import Lexicon, load_lexicon
 from ratio.provenance import code_version, stamp
+from ratio.run import SPLITS, TABLES, RunDir
+from ratio.stages import (
+    Shard,
+    Stage,
+    StageResult,
+    digest,
+    read_json,
+    remove_stale,
+    run_sharded,
+    run_stage,
+)
 
 MINE_VERSION = "2"  # 2: validity rules (ratio.build.validity)
 DEDUP_VERSION = "1"
 SPLIT_VERSION = "2"  # 2: needs_validation test queries held in test/pending_queries.parquet
 EXPORT_VERSION = "1"
 REPORTS_VERSION = "1"
-STAGES = ("ingest", "mine", "dedup", "split", "export", "reports")
-
-
-def digest(obj) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-@dataclass
-class StageResult:
-    name: str
-    ran: bool = False
-    seconds: float = 0.0
-    detail: dict = field(default_factory=dict)
+REPORT_FILES = ("table1.md", "table2.md", "table6.md", "build.md", "markers.tsv")
 
 
 @dataclass
@@ -80,127 +75,31 @@ class BuildResult:
         return [s for s in STAGES if s in self.stages and self.stages[s].ran]
 
 
-# --------------------------------------------------------------------------- manifests
+@dataclass
+class _Build:
+    """What the stages of one build hand on to the next: keys, counts, the lexicon."""
 
+    config: RunConfig
+    run: RunDir
+    progress: bool | None
+    result: BuildResult
+    lexicon: Lexicon | None = None  # loaded by the mine stage
+    hold: list[str] = field(default_factory=list)  # the lexicon's needs_validation markers
+    mine_keys: dict[str, dict] = field(default_factory=dict)  # shard -> key, in shard order
+    mine_summaries: list[dict] = field(default_factory=list)
+    mine_totals: dict = field(default_factory=dict)
+    dedup_key: dict = field(default_factory=dict)
+    dedup_counts: dict = field(default_factory=dict)
+    split_key: dict = field(default_factory=dict)
+    split_info: dict = field(default_factory=dict)
 
-def _read_manifest(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def _up_to_date(manifest: Path, key: dict, outputs: list[Path]) -> dict | None:
-    m = _read_manifest(manifest)
-    if m and m.get("key") == key and all(p.exists() for p in outputs):
-        return m
-    return None
-
-
-def _write_manifest(path: Path, stage: str, key: dict, lexicon_version: str, **extra) -> dict:
-    m = {
-        "stage": stage,
-        "key": key,
-        "key_digest": digest(key),
-        "code_version": code_version(),
-        "lexicon_version": lexicon_version,
-        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        **extra,
-    }
-    write_text_atomic(path, json.dumps(m, indent=1, sort_keys=True, default=str))
-    return m
-
-
-# --------------------------------------------------------------------------- fingerprints
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 22):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def fingerprint_files(paths: list[Path], memo_path: Path) -> dict[str, str]:
-    """Content hashes of ``paths`` (by file name), memoized on (size, mtime_ns)."""
-    memo = _read_manifest(memo_path) or {}
-    out: dict[str, str] = {}
-    new_memo: dict[str, dict] = {}
-    for p in paths:
-        st = p.stat()
-        rec = memo.get(str(p))
-        if not (rec and rec.get("size") == st.st_size and rec.get("mtime_ns") == st.st_mtime_ns):
-            rec = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": _sha256_file(p)}
-        new_memo[str(p)] = rec
-        out[p.name] = rec["sha256"]
-    if new_memo != memo:
-        write_text_atomic(memo_path, json.dumps(new_memo, indent=1, sort_keys=True))
-    return out
-
-
-# --------------------------------------------------------------------------- mining
-
-
-@lru_cache(maxsize=4)
-def _matcher(lexicon_path: str, version: str):
-    """The compiled matcher, loaded once per worker process and lexicon version."""
-    from ratio.lexicon import MarkerMatcher, load_lexicon
-
-    matcher = MarkerMatcher(load_lexicon(lexicon_path or None))
-    if matcher.version != version:
-        raise RatioError(
-            f"lexicon changed during the build ({version} -> {matcher.version}); rerun"
-        )
-    return matcher
-
-
-def mine_file(
-    sentences_path: str, out_dir: str, lexicon_path: str, min_chars: int, key: dict
-) -> dict:
-    """Mine one sentence shard into ``<out_dir>/<shard>.parquet`` + ``.done.json`` (any executor)."""
-    t0 = time.perf_counter()
-    src = Path(sentences_path)
-    out = Path(out_dir)
-    name = src.stem
-    matcher = _matcher(lexicon_path, key["lexicon_version"])
-    # shards ingested before a column existed (math_after) are read without it
-    names = set(pq.read_schema(src).names)
-    table = pq.read_table(src, columns=[c for c in schemas.SENTENCES.names if c in names])
-    stats: dict = {}
-    pairs = mine_shard(table, matcher, min_chars=min_chars, stats=stats)
-    meta = stamp("mine", digest(key), matcher.version, shard=name)
-    write_parquet_atomic(out / f"{name}.parquet", pairs, meta)
-    summary = {
-        "shard": name,
-        "key": key,
-        "rows": pairs.num_rows,
-        "sentences": stats["sentences"],
-        "consecutive_pairs": stats["consecutive_pairs"],
-        "fired": sum(stats["fired"].values()),
-        "dropped_short_query": stats["dropped_short_query"],
-        "dropped_short_gold": stats["dropped_short_gold"],
-        "dropped_invalid": stats["dropped_invalid"],
-        "fired_by_marker": stats["fired"],
-        "kept_by_marker": stats["kept"],
-        "seconds": round(time.perf_counter() - t0, 3),
-        "code_version": code_version(),
-    }
-    write_text_atomic(out / f"{name}.done.json", json.dumps(summary, indent=1, sort_keys=True))
-    return summary
-
-
-# --------------------------------------------------------------------------- the build
-
-
-def _lexicon_path(config: RunConfig) -> str:
-    return str(config.resolve(config.lexicon.path)) if config.lexicon.path else ""
+    @property
+    def lexicon_version(self) -> str:
+        return self.lexicon.version if self.lexicon else ""
 
 
 def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
     """Run every stage that is out of date; see the module docstring for the cache rules."""
-    from ratio.lexicon import load_lexicon
-
     t_start = time.perf_counter()
     if fs.is_url(config.build.out):
         raise RatioError(
@@ -208,238 +107,290 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
             "filesystem path (every Ray node must see it); corpus inputs may be s3://, gs:// "
             "URLs. Publish a finished run with ratio.fs.sync(out, url)."
         )
-    out = config.resolve(config.build.out)
-    result = BuildResult(out_dir=out)
-    from ratio.build.split import boundaries, check_mode
-
+    run = RunDir.of(config)
     boundaries(config.split)  # a bad [split] fails before hours of mining
     check_mode(config.split)
+    b = _Build(config, run, progress, BuildResult(out_dir=run.root))
+    for name, stage in PIPELINE:
+        b.result.stages[name] = stage(b)
+    b.result.seconds = round(time.perf_counter() - t_start, 3)
+    return b.result
 
-    # ---- ingest (the lead's stage; it skips its own finished shards)
+
+# --------------------------------------------------------------------------- the stages
+
+
+def _ingest(b: _Build) -> StageResult:
+    """Papers → sentence shards (``ratio.ingest``, itself staged: per input shard, then
+    corpus-wide boilerplate removal)."""
+    cfg = b.config
+    if not cfg.corpus.inputs:
+        return StageResult("ingest", detail={"skipped": "no [corpus] inputs"})
     t0 = time.perf_counter()
-    sentences_dir = out / "ingest" / "sentences"
-    if config.corpus.inputs:
-        from ratio.ingest import ingest
+    # URLs (s3://, gs://, file://) pass through; relative paths resolve against the config
+    inputs = [p if "://" in p else str(cfg.resolve(p)) for p in cfg.corpus.inputs]
+    r = ingest(
+        inputs,
+        cfg.corpus.format,
+        b.run.ingest.root,
+        cfg.ingest,
+        executor=cfg.build.executor,
+        address=cfg.build.ray_address,
+        progress=b.progress,
+        metadata=cfg.resolve(cfg.corpus.metadata) if cfg.corpus.metadata else None,
+    )
+    return StageResult(
+        "ingest",
+        ran=r.reused_shards < r.shards,
+        seconds=time.perf_counter() - t0,
+        detail={"papers": r.papers, "sentences": r.sentences, "shards": r.shards},
+    )
 
-        # URLs (s3://, gs://, file://) pass through; relative paths resolve against the config
-        inputs = [p if "://" in p else str(config.resolve(p)) for p in config.corpus.inputs]
-        r = ingest(
-            inputs,
-            config.corpus.format,
-            out / "ingest",
-            config.ingest,
-            executor=config.build.executor,
-            address=config.build.ray_address,
-            progress=progress,
-            metadata=config.resolve(config.corpus.metadata) if config.corpus.metadata else None,
-        )
-        result.stages["ingest"] = StageResult(
-            "ingest",
-            ran=r.reused_shards < r.shards,
-            seconds=time.perf_counter() - t0,
-            detail={"papers": r.papers, "sentences": r.sentences, "shards": r.shards},
-        )
-    else:
-        result.stages["ingest"] = StageResult(
-            "ingest", ran=False, detail={"skipped": "no [corpus] inputs"}
-        )
-    shards = sorted(sentences_dir.glob("*.parquet"))
+
+def _mine(b: _Build) -> StageResult:
+    """Sentence shards → mined pairs, one marked piece per shard."""
+    cfg, run = b.config, b.run
+    t0 = time.perf_counter()
+    shards = run.ingest.sentence_shards()
     if not shards:
         raise RatioError(
-            f"no sentence shards in {sentences_dir}: set [corpus] inputs in the config, or run `ratio ingest` first"
+            f"no sentence shards in {run.ingest.sentences}: set [corpus] inputs in the config, "
+            "or run `ratio ingest` first"
         )
-    if config.split.mode == "temporal":
-        _check_dated(out / "ingest" / "papers")  # an undated corpus fails before mining
-
-    # ---- mine
-    t0 = time.perf_counter()
-    lexicon_path = _lexicon_path(config)
-    lexicon = load_lexicon(lexicon_path or None)
-    result.lexicon_version = lexicon.version
-    mine_dir = out / "mine"
-    mine_dir.mkdir(parents=True, exist_ok=True)
-    fps = fingerprint_files(shards, mine_dir / "_fingerprints.json")
-    keys: dict[str, dict] = {}
-    tasks = []
+    if cfg.split.mode == "temporal":
+        _check_dated(run.ingest.papers)  # an undated corpus fails before mining
+    lexicon_path = str(cfg.resolve(cfg.lexicon.path)) if cfg.lexicon.path else ""
+    b.lexicon = load_lexicon(lexicon_path or None)
+    b.hold = b.lexicon.needs_validation()
+    b.result.lexicon_version = b.lexicon.version
+    run.mine.mkdir(parents=True, exist_ok=True)
+    fps = fingerprint_files(shards, run.mine_fingerprints)
+    pieces = []
     for s in shards:
         key = {
             "mine_version": MINE_VERSION,
-            "lexicon_version": lexicon.version,
-            "min_chars": config.ingest.min_chars,
+            "lexicon_version": b.lexicon.version,
+            "min_chars": cfg.ingest.min_chars,
             "input": {"shard": s.stem, "sha256": fps[s.name]},
         }
-        keys[s.stem] = key
-        done = _read_manifest(mine_dir / f"{s.stem}.done.json")
-        if done and done.get("key") == key and (mine_dir / f"{s.stem}.parquet").exists():
-            result.reused_shards.append(s.stem)
-        else:
-            tasks.append((str(s), str(mine_dir), lexicon_path, config.ingest.min_chars, key))
-    for stale in mine_dir.glob("*.parquet"):  # shards that no longer exist upstream
-        if stale.stem not in keys:
-            stale.unlink()
-            (mine_dir / f"{stale.stem}.done.json").unlink(missing_ok=True)
-    bar = tqdm(
-        total=len(tasks),
+        b.mine_keys[s.stem] = key
+        out = str(run.mine_shard(s.stem))
+        args = (str(s), out, lexicon_path, cfg.ingest.min_chars, key)
+        pieces.append(
+            Shard(s.stem, mine_file, args, key, str(run.mine_done(s.stem)), outputs=(out,))
+        )
+    remove_stale(run.mine, set(b.mine_keys))  # shards that no longer exist upstream
+    b.mine_summaries = run_sharded(
+        pieces,
         desc="mine shards",
-        unit="shard",
-        disable=True if progress is False else None,
+        executor=cfg.build.executor,
+        workers=cfg.ingest.workers,
+        address=cfg.build.ray_address,
+        progress=b.progress,
     )
-    for summary in run_shards(
-        mine_file,
-        tasks,
-        executor=config.build.executor,
-        workers=config.ingest.workers,
-        address=config.build.ray_address,
-    ):
-        result.mined_shards.append(summary["shard"])
-        bar.update(1)
-    bar.close()
-    result.mined_shards.sort()
-    mine_summaries = [_read_manifest(mine_dir / f"{s.stem}.done.json") or {} for s in shards]
-    mine_totals = {k: sum(m.get(k, 0) for m in mine_summaries) for k in MINE_COUNTERS}
-    mine_totals["shards"] = len(shards)
-    mine_totals["dropped_invalid"] = _sum_invalid(mine_summaries)
-    result.stages["mine"] = StageResult(
+    mined = [m["shard"] for m in b.mine_summaries if not m["reused"]]
+    b.result.mined_shards = sorted(mined)
+    b.result.reused_shards = [m["shard"] for m in b.mine_summaries if m["reused"]]
+    totals = {k: sum(m.get(k, 0) for m in b.mine_summaries) for k in MINE_COUNTERS}
+    totals["shards"] = len(shards)
+    totals["dropped_invalid"] = _sum_invalid(b.mine_summaries)
+    b.mine_totals = totals
+    return StageResult(
         "mine",
-        ran=bool(tasks),
+        ran=bool(mined),
         seconds=time.perf_counter() - t0,
-        detail={"mined": len(tasks), "reused": len(result.reused_shards), **mine_totals},
+        detail={"mined": len(mined), "reused": len(b.result.reused_shards), **totals},
     )
 
-    # ---- dedup (whole corpus)
-    t0 = time.perf_counter()
-    dedup_dir = out / "dedup"
-    dedup_key = {
+
+def _dedup(b: _Build) -> StageResult:
+    """Mined pairs of the whole corpus → one deduplicated table."""
+    cfg, run = b.config, b.run
+    key = {
         "dedup_version": DEDUP_VERSION,
-        "inputs": {name: digest(k) for name, k in sorted(keys.items())},
+        "inputs": {name: digest(k) for name, k in sorted(b.mine_keys.items())},
     }
-    dedup_path = dedup_dir / "pairs.parquet"
-    m = _up_to_date(dedup_dir / "manifest.json", dedup_key, [dedup_path])
-    if m is None:
-        (dedup_dir / "manifest.json").unlink(missing_ok=True)
-        mined_files = [mine_dir / f"{s.stem}.parquet" for s in shards]
-        dedup_meta = stamp("dedup", digest(dedup_key), lexicon.version)
-        if config.build.executor == "ray":  # hash-partitioned map/reduce; same file as below
-            stats = dedup_partitioned(
-                mined_files,
-                dedup_path,
-                metadata=dedup_meta,
-                threads=config.ingest.workers,
+
+    def make() -> dict:
+        mined = [run.mine_shard(s) for s in b.mine_keys]
+        meta = stamp("dedup", digest(key), b.lexicon_version)
+        if cfg.build.executor == "ray":  # hash-partitioned map/reduce; the same file
+            counts = dedup_partitioned(
+                mined,
+                run.dedup_pairs,
+                metadata=meta,
+                threads=cfg.ingest.workers,
                 executor="ray",
-                workers=config.ingest.workers,
-                address=config.build.ray_address,
-                parts=max(2, min(256, 2 * len(shards))),
+                workers=cfg.ingest.workers,
+                address=cfg.build.ray_address,
+                parts=max(2, min(256, 2 * len(mined))),
             )
         else:
-            stats = dedup_files(
-                mined_files, dedup_path, metadata=dedup_meta, threads=config.ingest.workers
-            )
-        m = _write_manifest(
-            dedup_dir / "manifest.json", "dedup", dedup_key, lexicon.version, counts=stats
-        )
-        result.stages["dedup"] = StageResult(
-            "dedup", ran=True, seconds=time.perf_counter() - t0, detail=stats
-        )
-    else:
-        result.stages["dedup"] = StageResult("dedup", detail=m.get("counts", {}))
-    dedup_stats = m.get("counts", {})
+            counts = dedup_files(mined, run.dedup_pairs, metadata=meta, threads=cfg.ingest.workers)
+        return {"counts": counts}
 
-    # ---- split (+ leakage check)
-    t0 = time.perf_counter()
-    bench = out / "benchmark"
-    split_key = {
-        "split_version": SPLIT_VERSION,
-        "dedup": digest(dedup_key),
-        "split": split_fields(config.split, config.build.seed),
-        "needs_validation": lexicon.needs_validation(),
-    }
-    split_outputs = [
-        bench / s / f"{f}.parquet" for s in SPLITS for f in ("queries", "candidates", "qrels")
-    ] + [bench / "dataset" / f for f in ("queries", "candidates", "qrels")]
-    m = _up_to_date(bench / "manifest.json", split_key, split_outputs)
-    if m is None:
-        (bench / "manifest.json").unlink(missing_ok=True)
-        sr = split_pairs(
-            dedup_path,
-            bench,
-            config.split,
-            metadata=stamp("split", digest(split_key), lexicon.version),
-            threads=config.ingest.workers,
-            seed=config.build.seed,
-            hold=lexicon.needs_validation(),
-        )
-        write_datasets(
-            bench,
-            metadata=stamp("split", digest(split_key), lexicon.version),
-            threads=config.ingest.workers,
-        )
-        m = _write_manifest(
-            bench / "manifest.json",
-            "split",
-            split_key,
-            lexicon.version,
-            config_digest=config.digest("split", "lexicon"),
-            counts=sr.counts,
-            split=sr.to_dict(),
-        )
-        result.stages["split"] = StageResult(
-            "split", ran=True, seconds=time.perf_counter() - t0, detail=sr.to_dict()
-        )
-    else:
-        result.stages["split"] = StageResult("split", detail=m.get("split", {}))
-    result.counts = m.get("counts", {})
-    split_info = m.get("split", {})
-
-    # ---- export
-    t0 = time.perf_counter()
-    export_dir = out / "export" / "beir"
-    export_key = {"export_version": EXPORT_VERSION, "split": digest(split_key)}
-    ran, counts = _export(bench, export_dir, export_key, lexicon.version)
-    result.stages["export"] = StageResult(
-        "export", ran=ran, seconds=time.perf_counter() - t0, detail=counts
+    stage = Stage(
+        "dedup",
+        run.manifest("dedup"),
+        key,
+        [run.dedup_pairs],
+        make,
+        lexicon_version=b.lexicon_version,
+        detail="counts",
     )
+    st, m = run_stage(stage)
+    b.dedup_key, b.dedup_counts = key, m.get("counts", {})
+    return st
 
-    # ---- reports
-    t0 = time.perf_counter()
-    reports_dir = out / "reports"
-    reports_key = {
-        "reports_version": REPORTS_VERSION,
-        "split": digest(split_key),
-        "lexicon_version": lexicon.version,
+
+def _split(b: _Build) -> StageResult:
+    """Deduplicated pairs → the benchmark splits (+ leakage check) and their datasets."""
+    cfg, run = b.config, b.run
+    bench = run.benchmark
+    key = {
+        "split_version": SPLIT_VERSION,
+        "dedup": digest(b.dedup_key),
+        "split": split_fields(cfg.split, cfg.build.seed),
+        "needs_validation": b.hold,
     }
-    names = ["table1.md", "table2.md", "table6.md", "build.md", "markers.tsv"]
-    if (
-        _up_to_date(reports_dir / "manifest.json", reports_key, [reports_dir / n for n in names])
-        is None
-    ):
+    meta = stamp("split", digest(key), b.lexicon_version)
+
+    def make() -> dict:
+        threads = cfg.ingest.workers
+        sr = split_pairs(
+            run.dedup_pairs, bench.root, cfg.split, meta, threads, seed=cfg.build.seed, hold=b.hold
+        )
+        write_datasets(bench.root, metadata=meta, threads=threads)
+        return {
+            "config_digest": cfg.digest("split", "lexicon"),
+            "counts": sr.counts,
+            "split": sr.to_dict(),
+        }
+
+    outputs = [bench.split(s).table(t) for s in SPLITS for t in TABLES]
+    outputs += [bench.dataset / t for t in TABLES]
+    stage = Stage(
+        "split",
+        bench.manifest,
+        key,
+        outputs,
+        make,
+        lexicon_version=b.lexicon_version,
+        detail="split",
+    )
+    st, m = run_stage(stage)
+    b.split_key = key
+    b.result.counts = m.get("counts", {})
+    b.split_info = m.get("split", {})
+    return st
+
+
+def _export(b: _Build) -> StageResult:
+    """The benchmark → BEIR folders."""
+    st, _ = run_stage(_export_stage(b.run, digest(b.split_key), b.lexicon_version))
+    return st
+
+
+def _reports(b: _Build) -> StageResult:
+    """Counts and the benchmark → the paper's tables and the build report."""
+    run = b.run
+    key = {
+        "reports_version": REPORTS_VERSION,
+        "split": digest(b.split_key),
+        "lexicon_version": b.lexicon_version,
+    }
+
+    def make() -> dict:
         info = {
             "code_version": code_version(),
-            "lexicon_version": lexicon.version,
-            "mine": mine_totals,
-            "dedup": dedup_stats,
-            "split": split_info,
-            "needs_validation": lexicon.needs_validation(),
+            "lexicon_version": b.lexicon_version,
+            "mine": b.mine_totals,
+            "dedup": b.dedup_counts,
+            "split": b.split_info,
+            "needs_validation": b.hold,
         }
         mined: Counter = Counter()
-        for m_ in mine_summaries:
-            mined.update(m_.get("kept_by_marker", {}))
+        for m in b.mine_summaries:
+            mined.update(m.get("kept_by_marker", {}))
         write_reports(
-            reports_dir,
-            bench,
-            result.counts,
-            lexicon,
+            run.reports,
+            run.benchmark.root,
+            b.result.counts,
+            b.lexicon,
             info,
             mined=dict(mined),
-            provenance=stamp("reports", digest(reports_key), lexicon.version),
+            provenance=stamp("reports", digest(key), b.lexicon_version),
         )
-        _write_manifest(reports_dir / "manifest.json", "reports", reports_key, lexicon.version)
-        result.stages["reports"] = StageResult(
-            "reports", ran=True, seconds=time.perf_counter() - t0
-        )
-    else:
-        result.stages["reports"] = StageResult("reports")
-    result.seconds = round(time.perf_counter() - t_start, 3)
-    return result
+        return {}
+
+    outputs = [run.reports / n for n in REPORT_FILES]
+    stage = Stage(
+        "reports", run.manifest("reports"), key, outputs, make, lexicon_version=b.lexicon_version
+    )
+    st, _ = run_stage(stage)
+    return st
+
+
+PIPELINE: tuple[tuple[str, Callable[[_Build], StageResult]], ...] = (
+    ("ingest", _ingest),
+    ("mine", _mine),
+    ("dedup", _dedup),
+    ("split", _split),
+    ("export", _export),
+    ("reports", _reports),
+)
+STAGES = tuple(name for name, _ in PIPELINE)
+
+
+# --------------------------------------------------------------------------- export
+
+
+def _export_stage(run: RunDir, split_digest: str, lexicon_version: str) -> Stage:
+    """The BEIR export of the benchmark whose split key digest is ``split_digest``."""
+    out = run.export_beir
+    outputs = [
+        out / s / r / "corpus.jsonl" for s in SPLITS for r in ("address", "broaden", "specify")
+    ]
+    return Stage(
+        "export",
+        run.manifest("export"),
+        {"export_version": EXPORT_VERSION, "split": split_digest},
+        outputs,
+        lambda: {"counts": export_beir(run.benchmark.root, out)},
+        clean=[out],
+        lexicon_version=lexicon_version,
+        detail="counts",
+    )
+
+
+def export(config: RunConfig) -> tuple[bool, dict]:
+    """``ratio export beir``: (re)write the BEIR folders from the built benchmark if out of date."""
+    run = RunDir.of(config)
+    m = read_json(run.benchmark.manifest)
+    if m is None:
+        raise RatioError(f"{run.benchmark.manifest}: no built benchmark; run `ratio build` first")
+    st, _ = run_stage(_export_stage(run, m["key_digest"], m.get("lexicon_version", "")))
+    return st.ran, st.detail
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def fingerprint_files(paths: list[Path], memo_path: Path) -> dict[str, str]:
+    """Content hashes of ``paths`` (by file name), memoized on (size, mtime_ns)."""
+    memo = read_json(memo_path) or {}
+    out: dict[str, str] = {}
+    new_memo: dict[str, dict] = {}
+    for p in paths:
+        st = p.stat()
+        rec = memo.get(str(p))
+        if not (rec and rec.get("size") == st.st_size and rec.get("mtime_ns") == st.st_mtime_ns):
+            rec = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": fs.sha256(p)}
+        new_memo[str(p)] = rec
+        out[p.name] = rec["sha256"]
+    if new_memo != memo:
+        write_text_atomic(memo_path, json.dumps(new_memo, indent=1, sort_keys=True))
+    return out
 
 
 def _check_dated(papers_dir: Path) -> None:
@@ -462,31 +413,3 @@ def _sum_invalid(summaries: list[dict]) -> dict[str, dict[str, int]]:
         for rule, by_rel in (m.get("dropped_invalid") or {}).items():
             total.setdefault(rule, Counter()).update(by_rel)
     return {rule: dict(sorted(c.items())) for rule, c in sorted(total.items())}
-
-
-def _export(bench: Path, export_dir: Path, key: dict, lexicon_version: str) -> tuple[bool, dict]:
-    outputs = [
-        export_dir / s / r / "corpus.jsonl"
-        for s in SPLITS
-        for r in ("address", "broaden", "specify")
-    ]
-    m = _up_to_date(export_dir / "manifest.json", key, outputs)
-    if m is not None:
-        return False, m.get("counts", {})
-    (export_dir / "manifest.json").unlink(missing_ok=True)
-    if export_dir.exists():
-        shutil.rmtree(export_dir)
-    counts = export_beir(bench, export_dir)
-    _write_manifest(export_dir / "manifest.json", "export", key, lexicon_version, counts=counts)
-    return True, counts
-
-
-def export(config: RunConfig) -> tuple[bool, dict]:
-    """``ratio export beir``: (re)write the BEIR folders from the built benchmark if out of date."""
-    out = config.resolve(config.build.out)
-    bench = out / "benchmark"
-    m = _read_manifest(bench / "manifest.json")
-    if m is None:
-        raise RatioError(f"{bench / 'manifest.json'}: no built benchmark; run `ratio build` first")
-    key = {"export_version": EXPORT_VERSION, "split": m["key_digest"]}
-    return _export(bench, out / "export" / "beir", key, m.get("lexicon_version", ""))

@@ -1,0 +1,256 @@
+"""The stage runner: skip what is up to date, run the rest, record that it finished.
+
+A stage declares what its output depends on (its *key*: a logic version, the config
+fields it reads, the keys of its inputs), the files it makes, and a function that makes
+them. This module alone decides whether to run it and records that it did, the way
+datatrove's executor, not its pipeline steps, owns completion markers and skipping: a
+step only transforms data.
+
+The rules, the same for every stage:
+
+- **Up to date** means the recorded key equals the current one and every output exists.
+  The code version is recorded but is not part of the key: a commit that touches
+  nothing in a stage must not redo hours of work, so each stage carries a version
+  constant that is bumped when its output for the same input changes.
+- **Before running**, the old record is removed (a run killed half-way is never taken
+  for finished), then anything the stage rewrites whole (``clean``) and the temporary
+  files a killed run left in its output folders.
+- **The record is written last**, atomically, after every output is in place (steps write
+  each file through ``ratio.io`` / ``ratio.fs`` atomic writes).
+
+Two shapes of stage:
+
+- :class:`Stage`, one output set with one manifest (``<folder>/manifest.json``): dedup,
+  split, export, reports, ingest's corpus-wide step, a serving pool or an index.
+  :func:`run_stage` runs it in this process.
+- :class:`Shard`, one of many independent pieces, each with a ``<name>.done.json``
+  marker (ingest and mine, one per input shard). :func:`run_sharded` runs the pieces
+  that are not done on any executor of :mod:`ratio.executors` (a process pool or Ray);
+  the marker is written by the worker that made the output, so a killed run resumes
+  with exactly the shards it had not finished.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from ratio import fs
+from ratio.executors import default_label, run_shards
+from ratio.io import write_text_atomic
+from ratio.provenance import code_version
+
+
+def digest(obj: Any) -> str:
+    """A short stable hash of a JSON-able key (what manifests and stamps record)."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def read_json(path: str | Path) -> dict | None:
+    """A manifest or marker, or None when it is missing or unreadable (never trusted then)."""
+    try:
+        return json.loads(fs.read_text(path))
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass
+class StageResult:
+    """What one stage did in this run; ``detail`` holds its counts (fresh or recorded)."""
+
+    name: str
+    ran: bool = False
+    seconds: float = 0.0
+    detail: dict = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- one manifest
+
+
+@dataclass
+class Stage:
+    """A stage with one manifest for all its outputs (files or folders).
+
+    ``run`` makes ``outputs`` and returns the fields recorded in the manifest beside the
+    key (counts the next run reports without recomputing, or what a reader of the
+    output needs). ``detail`` names the manifest field reported as
+    :attr:`StageResult.detail`. Used outside the build too, e.g. for a serving pool::
+
+        stage = Stage("pool", pool_dir / "manifest.json", key={"inputs": signature},
+                      outputs=[pool_dir / "pool.arrow"], run=lambda: write_pool(pool_dir))
+        result, manifest = run_stage(stage)  # result.ran: False when it was up to date
+    """
+
+    name: str
+    manifest: Path
+    key: dict
+    outputs: Sequence[Path]
+    run: Callable[[], dict]
+    clean: Sequence[Path] = ()  # removed before running: folders the stage rewrites whole
+    lexicon_version: str = ""
+    detail: str = ""
+
+
+def up_to_date(manifest: str | Path, key: dict, outputs: Sequence[str | Path]) -> dict | None:
+    """The recorded manifest (or marker) when it matches ``key`` and every output exists."""
+    m = read_json(manifest)
+    if m and m.get("key") == key and all(fs.exists(p) for p in outputs):
+        return m
+    return None
+
+
+def run_stage(stage: Stage) -> tuple[StageResult, dict]:
+    """Run ``stage`` unless it is up to date; returns its result and its manifest."""
+    m = up_to_date(stage.manifest, stage.key, stage.outputs)
+    if m is not None:
+        return StageResult(stage.name, detail=m.get(stage.detail, {}) if stage.detail else {}), m
+    t0 = time.perf_counter()
+    stage.manifest.unlink(missing_ok=True)
+    for p in stage.clean:
+        if p.is_dir():
+            shutil.rmtree(p)
+        else:
+            p.unlink(missing_ok=True)
+    remove_temporaries(p.parent for p in stage.outputs)
+    extra = stage.run()
+    m = {
+        "stage": stage.name,
+        "key": stage.key,
+        "key_digest": digest(stage.key),
+        "code_version": code_version(),
+        "lexicon_version": stage.lexicon_version,
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **extra,
+    }
+    write_text_atomic(stage.manifest, json.dumps(m, indent=1, sort_keys=True, default=str))
+    detail = extra.get(stage.detail, {}) if stage.detail else {}
+    return StageResult(stage.name, ran=True, seconds=time.perf_counter() - t0, detail=detail), m
+
+
+# --------------------------------------------------------------------------- many shards
+
+
+@dataclass
+class Shard:
+    """One independent piece of a sharded stage: ``step(*args)`` makes ``outputs``.
+
+    ``step`` is a top-level function (it is pickled to process-pool and Ray workers)
+    returning a small JSON-able summary; the marker records it with ``shard``, ``key``,
+    ``seconds`` and ``code_version``. Paths may be URLs (``ratio.fs``). A shard without a
+    ``marker`` is always run: a per-shard pass inside a stage whose manifest covers it.
+    """
+
+    name: str
+    step: Callable[..., dict]
+    args: tuple
+    key: dict = field(default_factory=dict)
+    marker: str = ""
+    outputs: tuple[str, ...] = ()
+
+    def done(self) -> dict | None:
+        """The marker's summary when this shard's output is finished for the current key."""
+        return up_to_date(self.marker, self.key, self.outputs) if self.marker else None
+
+
+def run_shard(shard: Shard) -> dict:
+    """Make one shard in this process, or reuse it; the summary says which (``reused``)."""
+    done = shard.done()
+    if done is not None:
+        return {**done, "reused": True}
+    t0 = time.perf_counter()
+    result = shard.step(*shard.args)
+    summary = {
+        "shard": shard.name,
+        "key": shard.key,
+        **result,
+        "seconds": round(time.perf_counter() - t0, 3),
+        "code_version": code_version(),
+    }
+    if shard.marker:
+        fs.write_text(shard.marker, json.dumps(summary, indent=1, sort_keys=True))
+    return {**summary, "reused": False}
+
+
+def run_sharded(
+    shards: Sequence[Shard],
+    *,
+    desc: str,
+    executor: str = "local",
+    workers: int = 2,
+    address: str = "",
+    progress: bool | None = None,
+    postfix: Callable[[list[dict]], dict] | None = None,
+) -> list[dict]:
+    """Every shard's summary, in ``shards`` order: finished ones reused, the rest run.
+
+    The work runs on ``executor`` (:func:`ratio.executors.run_shards`): a failing shard
+    does not stop the others, whose outputs and markers are kept, and the failures are
+    raised together at the end. ``progress`` shows a bar named ``desc`` that counts
+    every shard, reused ones at once; ``postfix`` turns the summaries so far into the
+    bar's postfix.
+    """
+    summaries: dict[str, dict] = {}
+    todo: list[Shard] = []
+    for s in shards:
+        done = s.done()
+        if done is None:
+            todo.append(s)
+        else:
+            summaries[s.name] = {**done, "reused": True}
+    bar = tqdm(
+        total=len(shards), desc=desc, unit="shard", disable=True if progress is False else None
+    )
+
+    def tick() -> None:
+        bar.update(1)
+        if postfix is not None:
+            bar.set_postfix(postfix(list(summaries.values())))
+
+    for _ in summaries:
+        tick()
+    if todo:
+        remove_temporaries(
+            Path(p).parent for s in todo for p in (s.marker, *s.outputs) if p and not fs.is_url(p)
+        )
+    try:
+        for summary in run_shards(
+            run_shard,
+            [(s,) for s in todo],
+            executor=executor,
+            workers=workers,
+            address=address,
+            label=lambda task: default_label(task[0].args),
+        ):
+            summaries[summary["shard"]] = summary
+            tick()
+    finally:
+        bar.close()
+    return [summaries[s.name] for s in shards]
+
+
+# --------------------------------------------------------------------------- clean-up
+
+
+def remove_temporaries(folders: Iterable[Path]) -> None:
+    """Temporary files a killed run left (``ratio.io.atomic_path`` names them ``.<file>.*.tmp``)."""
+    for folder in set(folders):
+        for tmp in Path(folder).glob(".*.tmp"):
+            if tmp.is_file():
+                tmp.unlink(missing_ok=True)
+
+
+def remove_stale(folder: Path, keep: set[str]) -> None:
+    """Shard outputs (``<name>.parquet`` and marker) whose input no longer exists upstream,
+    so they cannot leak into later stages."""
+    for stale in folder.glob("*.parquet"):
+        if stale.stem not in keep:
+            stale.unlink()
+            (folder / f"{stale.stem}.done.json").unlink(missing_ok=True)
