@@ -6,15 +6,14 @@ opposite: word-level Jaccard between the query and each top-k candidate, next
 to the query-gold Jaccard, plus the Spearman correlation between rank and
 overlap (negative: lower ranks overlap less).
 
-Tokens match the BM25 representation (``ratio.retrieval.bm25``): lowercased
+Tokens are BM25's unigrams (:class:`ratio.retrieval.bm25.Bm25Tokenizer`: lowercased
 ``\\b\\w\\w+\\b`` words, bm25s's English stopwords removed, PyStemmer English
-Snowball stems; Jaccard is over the *sets* of stems (0 when both are empty).
+Snowball stems); Jaccard is over the *sets* of stems (0 when both are empty).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,31 +23,17 @@ import pyarrow as pa
 
 from ratio.io import RatioError, atomic_path
 from ratio.metrics.run import Qrels, Run
+from ratio.retrieval.bm25 import Bm25Tokenizer
 
-TOKEN_PATTERN = re.compile(r"(?u)\b\w\w+\b")
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
 
 
-class StemmedTokenSets:
-    """Text -> frozenset of stemmed non-stopword tokens, with a stem cache."""
-
-    def __init__(self, language: str = "english"):
-        import Stemmer
-        from bm25s.stopwords import STOPWORDS_EN
-
-        self._stop = frozenset(STOPWORDS_EN)
-        self._stemmer = Stemmer.Stemmer(language)
-        self._stems: dict[str, str] = {}
-
-    def __call__(self, texts: Iterable[str]) -> list[frozenset[str]]:
-        words = [
-            [w for w in TOKEN_PATTERN.findall(t.lower()) if w not in self._stop] for t in texts
-        ]
-        new = list({w for ws in words for w in ws if w not in self._stems})
-        if new:
-            self._stems.update(zip(new, self._stemmer.stemWords(new), strict=True))
-        st = self._stems
-        return [frozenset(st[w] for w in ws) for ws in words]
+def token_sets(
+    texts: Iterable[str], tokenizer: Bm25Tokenizer | None = None
+) -> list[frozenset[str]]:
+    """Each text's set of BM25 unigram tokens (stemmed, stopwords removed)."""
+    tok = tokenizer or Bm25Tokenizer()
+    return [frozenset(t) for t in tok.tokenize(list(texts))]
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -112,7 +97,7 @@ def lexical_overlap(
     run: Run,
     qrels: Qrels,
     ks: Sequence[int] = DEFAULT_KS,
-    tokenizer: StemmedTokenSets | None = None,
+    tokenizer: Bm25Tokenizer | None = None,
 ) -> OverlapResult:
     """Query-candidate Jaccard over ranks ``1..max(ks)`` vs query-gold Jaccard.
 
@@ -131,7 +116,8 @@ def lexical_overlap(
     if not ks or ks[0] < 1:
         raise RatioError(f"overlap ks must be positive integers, got {ks}")
     depth = ks[-1]
-    tok = tokenizer or StemmedTokenSets()
+    tok = tokenizer or Bm25Tokenizer()
+    run = run.in_trec_order()
     row_of = run.row_of
     qids = [q for q in qrels.evaluated_query_ids if q in row_of]
     missing = [q for q in qids if q not in query_texts]
@@ -149,8 +135,10 @@ def lexical_overlap(
     absent = [c for c in cand_ids if c not in candidate_texts]
     if absent:
         raise RatioError(f"{len(absent)} candidates have no text, e.g. {absent[0]!r}")
-    cand_sets = dict(zip(cand_ids, tok(candidate_texts[c] for c in cand_ids), strict=True))
-    q_sets = tok(query_texts[q] for q in qids)
+    cand_sets = dict(
+        zip(cand_ids, token_sets((candidate_texts[c] for c in cand_ids), tok), strict=True)
+    )
+    q_sets = token_sets((query_texts[q] for q in qids), tok)
 
     per_rank = np.full((len(qids), depth), np.nan)
     gold_pq = np.full(len(qids), np.nan)

@@ -13,10 +13,11 @@ from pathlib import Path
 import numpy as np
 
 from ratio.config import RunConfig
-from ratio.evaluation.harness import Benchmark, load_benchmark, sub_pool
+from ratio.evaluation.harness import sub_pool
 from ratio.io import RatioError
 from ratio.records import RELATIONS
 from ratio.retrieval.models import GENERIC_PREFIXES, PREFIX_SETUPS, ModelSpec, prefixes
+from ratio.run import Benchmark, RunDir
 
 
 class TrainingError(RatioError):
@@ -112,7 +113,7 @@ class EvalSet:
 
 
 def load_split(config: RunConfig, split: str) -> Benchmark:
-    return load_benchmark(config.resolve(config.build.out), split)
+    return RunDir.of(config).benchmark.load(split)
 
 
 def relation_pairs(bench: Benchmark, relation: str) -> tuple[list[str], list[str], list[str]]:
@@ -268,7 +269,7 @@ def mine_hard_negatives(
     text_of = dict(zip(ids, texts, strict=True))
     rng = np.random.default_rng(seed)
     negatives = []
-    for row, pos in zip(res.ids, pairs.positives, strict=True):
+    for row, pos in zip(res.doc_ids(), pairs.positives, strict=True):
         options = [text_of[str(c)] for c in row if c != "" and text_of[str(c)] != pos][:k]
         if not options:
             options = [texts[int(rng.integers(len(texts)))]]
