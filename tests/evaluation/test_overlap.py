@@ -7,13 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from ratio.evaluation.overlap import jaccard, lexical_overlap, plot_overlap, token_sets
+from ratio.evaluation.overlap import StemmedTokenSets, jaccard, lexical_overlap, plot_overlap
 from ratio.io import RatioError
 from ratio.metrics import Qrels, Run
 
 
 def test_tokens_are_stemmed_without_stopwords() -> None:
-    (s,) = token_sets(["The Models are training on the running datasets, a b 42!"])
+    tok = StemmedTokenSets()
+    (s,) = tok(["The Models are training on the running datasets, a b 42!"])
     assert s == frozenset({"model", "train", "run", "dataset", "42"})
 
 
@@ -47,8 +48,9 @@ def test_lexical_overlap_by_depth_and_gold() -> None:
     queries, cands, run, qrels = make_case()
     res = lexical_overlap(queries, cands, run, qrels, ks=(1, 2, 3))
     assert res.query_ids == ["q1", "q2"]  # q_missing not in run, q_extra not in qrels
-    Q = dict(zip(queries, token_sets(queries.values()), strict=True))
-    C = dict(zip(cands, token_sets(cands.values()), strict=True))
+    tok = StemmedTokenSets()
+    Q = dict(zip(queries, tok(queries.values()), strict=True))
+    C = dict(zip(cands, tok(cands.values()), strict=True))
     j = lambda q, c: jaccard(Q[q], C[c])  # noqa: E731
     assert res.per_rank[0].tolist() == pytest.approx([j("q1", "a"), j("q1", "b"), j("q1", "c")])
     assert res.per_rank[1, :2].tolist() == pytest.approx([j("q2", "d"), j("q2", "e")])

@@ -28,12 +28,14 @@ from ratio.retrieval.bm25 import Bm25Tokenizer
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
 
 
-def token_sets(
-    texts: Iterable[str], tokenizer: Bm25Tokenizer | None = None
-) -> list[frozenset[str]]:
-    """Each text's set of BM25 unigram tokens (stemmed, stopwords removed)."""
-    tok = tokenizer or Bm25Tokenizer()
-    return [frozenset(t) for t in tok.tokenize(list(texts))]
+class StemmedTokenSets:
+    """Text -> frozenset of its BM25 unigram tokens (one tokenizer, so one stem cache)."""
+
+    def __init__(self) -> None:
+        self._tokenizer = Bm25Tokenizer()
+
+    def __call__(self, texts: Iterable[str]) -> list[frozenset[str]]:
+        return [frozenset(t) for t in self._tokenizer.tokenize(list(texts))]
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -97,7 +99,7 @@ def lexical_overlap(
     run: Run,
     qrels: Qrels,
     ks: Sequence[int] = DEFAULT_KS,
-    tokenizer: Bm25Tokenizer | None = None,
+    tokenizer: StemmedTokenSets | None = None,
 ) -> OverlapResult:
     """Query-candidate Jaccard over ranks ``1..max(ks)`` vs query-gold Jaccard.
 
@@ -116,7 +118,7 @@ def lexical_overlap(
     if not ks or ks[0] < 1:
         raise RatioError(f"overlap ks must be positive integers, got {ks}")
     depth = ks[-1]
-    tok = tokenizer or Bm25Tokenizer()
+    tok = tokenizer or StemmedTokenSets()
     run = run.in_trec_order()
     row_of = run.row_of
     qids = [q for q in qrels.evaluated_query_ids if q in row_of]
@@ -135,10 +137,8 @@ def lexical_overlap(
     absent = [c for c in cand_ids if c not in candidate_texts]
     if absent:
         raise RatioError(f"{len(absent)} candidates have no text, e.g. {absent[0]!r}")
-    cand_sets = dict(
-        zip(cand_ids, token_sets((candidate_texts[c] for c in cand_ids), tok), strict=True)
-    )
-    q_sets = token_sets((query_texts[q] for q in qids), tok)
+    cand_sets = dict(zip(cand_ids, tok(candidate_texts[c] for c in cand_ids), strict=True))
+    q_sets = tok(query_texts[q] for q in qids)
 
     per_rank = np.full((len(qids), depth), np.nan)
     gold_pq = np.full(len(qids), np.nan)

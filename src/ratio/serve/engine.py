@@ -181,15 +181,17 @@ class SearchEngine:
                     f"{', '.join(sorted(self.trained)) or 'none'}"
                 )
             t = self.trained[move]
-            system = SystemConfig(
-                name=f"trained@{move}", kind="dense", model=str(t.path), prefix=t.prefix
+            return "trained", self.store.define(
+                SystemConfig(
+                    name=f"trained@{move}", kind="dense", model=str(t.path), prefix=t.prefix
+                )
             )
-            return "trained", self.store.define(system)
         if name == "hybrid" and "hybrid" not in self.systems:
             dense = "trained" if self.auto_choice(move) == "trained" else "dense"
             parts = [self.resolve(c, move, _depth + 1)[1] for c in ("bm25", dense)]
-            system = SystemConfig(name=f"hybrid@{move}", kind="hybrid", components=parts)
-            return "hybrid", self.store.define(system)
+            return "hybrid", self.store.define(
+                SystemConfig(name=f"hybrid@{move}", kind="hybrid", components=parts)
+            )
         system = self.systems.get(name)
         if system is None:
             raise UnknownRetrieverError(

@@ -187,8 +187,8 @@ def compare(
         r.index(pool.ids, pool.texts)
         for rel, prefix in prefs.items():
             qids, texts, _ = per_rel[rel]
-            res = r.search_vectors(r.embed(texts, prefix), 100, qids)
-            add_row(name, "dense", model, setup, rel, res, prefix, dp)
+            ranked_run = r.search_vectors(r.embed(texts, prefix), 100, qids)
+            add_row(name, "dense", model, setup, rel, ranked_run, prefix, dp)
         timings[f"{setup}:{model}"] = time.perf_counter() - t0
     tuned_setup = f"{tc.prefix}-Tuned"
     if "hybrid" in systems and "bm25" in systems:
