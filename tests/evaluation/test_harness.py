@@ -10,6 +10,7 @@ import pytest
 from ratio import schemas
 from ratio.config import load_config
 from ratio.evaluation.harness import EvaluationError, evaluate_systems
+from ratio.run import BenchmarkError
 from tests.conftest import MODELS
 
 # (relation, query, gold) triples; the last specify query shares no word with its gold
@@ -243,7 +244,7 @@ def test_oracle_pools(tmp_path):
 
 def test_config_errors(tmp_path):
     cfg = make_config(tmp_path)
-    with pytest.raises(EvaluationError, match="benchmark/test/queries.parquet"):
+    with pytest.raises(BenchmarkError, match="benchmark/test/queries.parquet"):
         evaluate_systems(cfg)
     write_benchmark(tmp_path)
     with pytest.raises(EvaluationError, match="no system named"):
@@ -305,5 +306,5 @@ fusion = "score"
     qids, texts = bench.relation_queries("address")
     top = direct.search(texts, 3)
     run = read_run(tmp_path / "eval" / "runs" / "static.address.trec")
-    for qid, row in zip(qids, top.ids, strict=True):
+    for qid, row in zip(qids, top.doc_ids(), strict=True):
         assert [d for d, _ in run.ranked(qid)[:3]] == list(row)

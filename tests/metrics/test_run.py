@@ -112,3 +112,15 @@ def test_empty_lists_and_tables() -> None:
     assert Run.from_table(t).to_dict() == {
         "p": {"d": 0.5, "c": 0.5}
     }  # the long form has no empty lists
+
+
+def test_from_ranked_keeps_the_rankers_ties_and_metrics_use_trec_order():
+    run = Run.from_ranked(
+        ["q"], ["a", "b", "c"], np.array([[0, 1, 2]]), np.array([[1.0, 1.0, 0.5]])
+    )
+    assert run.doc_ids()[0].tolist() == ["a", "b", "c"] and not run.trec_order
+    trec = run.in_trec_order()
+    assert trec.doc_ids()[0].tolist() == ["b", "a", "c"]  # ties: doc id descending
+    assert trec.in_trec_order() is trec
+    assert evaluate({"q": {"b": 1}}, run, ["recall@1"])["recall@1"] == 1.0
+    assert Run.from_arrays(["q"], ["a", "b", "c"], np.array([[0, 1, 2]]), run.scores).trec_order

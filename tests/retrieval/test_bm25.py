@@ -64,8 +64,8 @@ def test_planted_exact_match_ranks_first():
     r = BM25Retriever(backend="sparse")
     r.index([*IDS, "planted"], [*DOCS, planted])
     res = r.search([planted, "sparse attention for protein folding"], k=5)
-    assert res.ids[0, 0] == "planted"
-    assert res.ids[1, 0] == "planted"
+    assert res.doc_ids()[0, 0] == "planted"
+    assert res.doc_ids()[1, 0] == "planted"
     assert np.all(np.diff(res.scores[0][np.isfinite(res.scores[0])]) <= 0)
 
 
@@ -81,9 +81,11 @@ def test_scores_equal_bm25s_scores():
     res = r.search(QUERIES, k=len(DOCS))
     for i in range(len(QUERIES)):
         positive = np.sort(ours[i][ours[i] > 0])[::-1]
-        got = res.scores[i][res.ids[i] != ""]
+        got = res.scores[i][res.doc_ids()[i] != ""]
         np.testing.assert_allclose(got, positive, rtol=1e-6)
-    assert (res.ids[4] == "").all() and (res.ids[5] == "").all()  # nothing shared with the query
+    assert (res.doc_ids()[4] == "").all() and (
+        res.doc_ids()[5] == ""
+    ).all()  # nothing shared with the query
 
 
 def test_numba_kernel_equals_sparse_backend():
@@ -95,14 +97,18 @@ def test_numba_kernel_equals_sparse_backend():
         np.testing.assert_allclose(ra.scores, rb.scores, rtol=1e-6)
     ra, rb = a.search(QUERIES, len(DOCS)), b.search(QUERIES, len(DOCS))
     for i in range(len(QUERIES)):  # same docs at the same scores (tie order may vary)
-        sa = {(d, round(float(v), 4)) for d, v in zip(ra.ids[i], ra.scores[i], strict=True) if d}
-        sb = {(d, round(float(v), 4)) for d, v in zip(rb.ids[i], rb.scores[i], strict=True) if d}
+        sa = {
+            (d, round(float(v), 4)) for d, v in zip(ra.doc_ids()[i], ra.scores[i], strict=True) if d
+        }
+        sb = {
+            (d, round(float(v), 4)) for d, v in zip(rb.doc_ids()[i], rb.scores[i], strict=True) if d
+        }
         assert sa == sb
     # exact ties (identical texts) rank the lower index first, whatever k
     dup = BM25Retriever(backend="numba")
     dup.index(["z", "y", "x", "w"], ["alpha beta", "gamma", "alpha beta", "alpha beta"])
-    assert list(dup.search(["alpha"], 3).ids[0]) == ["z", "x", "w"]
-    assert list(dup.search(["alpha"], 2).ids[0]) == ["z", "x"]
+    assert list(dup.search(["alpha"], 3).doc_ids()[0]) == ["z", "x", "w"]
+    assert list(dup.search(["alpha"], 2).doc_ids()[0]) == ["z", "x"]
 
 
 @pytest.mark.slow  # bm25s JIT-compiles its numba retrieval in every process
@@ -112,7 +118,7 @@ def test_bm25s_delegation_equals_sparse_backend():
     b.index(IDS, DOCS)
     ra, rb = a.search(QUERIES, 5), b.search(QUERIES, 5)
     np.testing.assert_allclose(ra.scores, rb.scores, rtol=1e-6)
-    assert [set(r[r != ""]) for r in ra.ids] == [set(r[r != ""]) for r in rb.ids]
+    assert [set(r[r != ""]) for r in ra.doc_ids()] == [set(r[r != ""]) for r in rb.doc_ids()]
 
 
 def test_ngram_variants_differ():
@@ -123,7 +129,7 @@ def test_ngram_variants_differ():
     s_uni, s_bi = uni.score(q)[0], bi.score(q)[0]
     assert not np.allclose(s_uni, s_bi)
     # docs 8 and 9 share the unigrams; only doc 8 has the bigram "neural_network"
-    assert bi.search(q, 1).ids[0, 0] == "c08"
+    assert bi.search(q, 1).doc_ids()[0, 0] == "c08"
     assert "neural_network" in bi.vocab and "neural_network" not in uni.vocab
     assert any(t.count("_") == 2 for t in tri.vocab)
     assert uni.name == "bm25" and bi.name == "bm25-2gram"
@@ -140,7 +146,7 @@ def test_save_load_round_trip(tmp_path):
     assert isinstance(loaded.model.scores["data"], np.memmap)
     loaded.backend = "sparse"
     after = loaded.search(QUERIES, 4)
-    np.testing.assert_array_equal(before.ids, after.ids)
+    np.testing.assert_array_equal(before.doc_ids(), after.doc_ids())
     np.testing.assert_array_equal(before.scores, after.scores)
     loaded.backend = "numba"  # the jitted kernel reads the memory-mapped arrays too
     np.testing.assert_allclose(loaded.search(QUERIES, 4).scores, before.scores, rtol=1e-6)
@@ -157,7 +163,7 @@ def test_load_in_a_fresh_process(tmp_path):
     code = (
         "import sys; from ratio.retrieval.base import Retriever; "
         "r = Retriever.load(sys.argv[1]); r.backend = 'sparse'; "
-        "print(r.kind, r.search(['graph neural networks'], 1).ids[0, 0])"
+        "print(r.kind, r.search(['graph neural networks'], 1).doc_ids()[0, 0])"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path / "idx")], capture_output=True, text=True
@@ -171,7 +177,7 @@ def test_k_larger_than_pool_and_errors(tmp_path):
     with pytest.raises(RetrievalError):
         r.search(["x"], 3)
     r.index(IDS[:3], DOCS[:3])
-    assert r.search(["contrastive objective"], 50).ids.shape == (1, 3)
+    assert r.search(["contrastive objective"], 50).doc_ids().shape == (1, 3)
     with pytest.raises(RetrievalError):
         r.index(["a", "a"], ["x", "y"])
     with pytest.raises(RetrievalError):

@@ -51,7 +51,7 @@ def test_cache_avoids_reencoding_a_pool(tmp_path):
     again.index(IDS, SENTENCES)
     res2 = again.search(["How can we make retrieval-augmented generation cite its sources?"], 3)
     assert again.encoded == 0
-    np.testing.assert_array_equal(res.ids, res2.ids)
+    np.testing.assert_array_equal(res.doc_ids(), res2.doc_ids())
     np.testing.assert_allclose(res.scores, res2.scores)
 
     # a sub-pool with two unseen texts encodes just those two
@@ -74,18 +74,18 @@ def test_dense_ranks_and_round_trips(tmp_path):
     assert r.doc_prefix == "" and r.query_prefix == ""
     q = [SENTENCES[6], SENTENCES[12]]
     res = r.search(q, 5)
-    assert list(res.ids[:, 0]) == ["c06", "c12"]  # a text is its own nearest neighbour
+    assert list(res.doc_ids()[:, 0]) == ["c06", "c12"]  # a text is its own nearest neighbour
     np.testing.assert_allclose(res.scores[:, 0], 1.0, atol=1e-5)
     assert np.all(np.diff(res.scores, axis=1) <= 1e-6)
     r.save(tmp_path / "idx")
     loaded = Retriever.load(tmp_path / "idx", mmap=True)
     res2 = loaded.search(q, 5)
-    np.testing.assert_array_equal(res.ids, res2.ids)
+    np.testing.assert_array_equal(res.doc_ids(), res2.doc_ids())
     np.testing.assert_allclose(res.scores, res2.scores, rtol=1e-6)
 
     h = DenseRetriever("potion-mpnet-256", index="hnsw")
     h.index(IDS, SENTENCES)
-    assert list(h.search(q, 5).ids[:, 0]) == ["c06", "c12"]
+    assert list(h.search(q, 5).doc_ids()[:, 0]) == ["c06", "c12"]
 
 
 @needs_static
@@ -107,7 +107,7 @@ def test_sentence_transformers_model_and_cache(tmp_path):
     r = DenseRetriever("all-MiniLM-L6-v2", cache_dir=tmp_path)
     r.index(IDS, SENTENCES)
     res = r.search(["virtual nodes for long-range message passing in GNNs"], 2)
-    assert res.ids[0, 0] in {"c02", "c03"}
+    assert res.doc_ids()[0, 0] in {"c02", "c03"}
     r2 = DenseRetriever("all-MiniLM-L6-v2", cache_dir=tmp_path)
     r2.index(IDS, SENTENCES)
     assert r2.encoded == 0 and r2.encoder._model is None  # the model was never loaded

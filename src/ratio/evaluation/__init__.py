@@ -7,12 +7,10 @@ from ratio.evaluation.harness import (
     EvaluationError,
     EvaluationResults,
     evaluate_systems,
-    load_benchmark,
 )
 
 __all__ = [
     "EvaluationError",
     "EvaluationResults",
     "evaluate_systems",
-    "load_benchmark",
 ]

@@ -1,11 +1,12 @@
 """The evaluation harness: every configured system x relation on one benchmark split.
 
-Reads ``<build.out>/benchmark/<split>/{queries,candidates,qrels}.parquet``,
-indexes the split's shared candidate pool once per system (cached on disk under
-``<build.out>/indexes/<system>/<pool>``, reused while the system config and the
-pool are unchanged), searches each relation's queries at depth ``max(ks)``,
-writes TREC runs, and reports R@k / MRR@k per relation in the layout of the
-paper's Tables 3 and 8 (``results.{md,csv,json}`` under ``evaluate.out``).
+Reads the split's benchmark tables (:meth:`ratio.run.BenchmarkDir.load`), ranks
+each relation's queries at depth ``max(ks)`` with every system through one
+:class:`~ratio.retrieval.store.IndexStore` (indexes saved under
+``<build.out>/indexes/<system>/<split>-<pool>``, reused while the system config and
+the pool are unchanged), writes TREC runs, and reports R@k / MRR@k per relation in
+the layout of the paper's Tables 3 and 8 (``results.{md,csv,json}`` under
+``evaluate.out``).
 
 Pools: the full shared pool (the paper's setting); a seeded sub-pool when a
 system sets ``max_pool`` (every gold of the evaluated queries plus random other
@@ -17,135 +18,39 @@ relation, ``golds`` keeps only that relation's golds.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
-import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
+from tqdm.auto import tqdm
 
 from ratio.config import RunConfig, SystemConfig
+from ratio.evaluation.oracle import check_golds_in_pool, filter_pool, relation_pool
+from ratio.evaluation.tables import results_table
 from ratio.io import RatioError, write_text_atomic
+from ratio.metrics import Qrels, evaluate
+from ratio.metrics.trec import write_run
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
-from ratio.retrieval.base import (
-    RetrievalError,
-    Retriever,
-    SearchResult,
-    build_retriever,
-    pool_fingerprint,
-    read_meta,
-)
-
-log = logging.getLogger(__name__)
+from ratio.retrieval.store import IndexStore, Pool, slug
+from ratio.run import Benchmark, RunDir
 
 ORACLES = ("none", "relation", "golds")
-HARNESS_META = "harness.json"
 
 
 class EvaluationError(RatioError):
     pass
 
 
-# ------------------------------------------------------------------ benchmark IO
-
-
-@dataclass
-class Benchmark:
-    """One split's queries, shared candidate pool and qrels, as columns."""
-
-    split: str
-    directory: Path
-    queries: pa.Table
-    candidates: pa.Table
-    qrels: pa.Table
-
-    @property
-    def candidate_ids(self) -> list[str]:
-        return self.candidates.column("candidate_id").to_pylist()
-
-    @property
-    def candidate_texts(self) -> list[str]:
-        return self.candidates.column("text").to_pylist()
-
-    def relation_queries(
-        self, relation: str, max_queries: int = 0, seed: int = 0
-    ) -> tuple[list[str], list[str]]:
-        """The relation's queries; with ``max_queries``, a seeded sample stratified by marker
-        (the paper's sampler), so slow models can be evaluated on a stated subset."""
-        mask = np.asarray(self.queries.column("relation").to_pylist(), dtype=object) == relation
-        t = self.queries.filter(pa.array(mask))
-        if max_queries and t.num_rows > max_queries:
-            from ratio.build.sample import stratified_sample
-
-            t = stratified_sample(t, max_queries, seed)
-        return t.column("query_id").to_pylist(), t.column("text").to_pylist()
-
-    def qrels_dict(self, query_ids: Sequence[str]) -> dict[str, dict[str, int]]:
-        wanted = set(query_ids)
-        out: dict[str, dict[str, int]] = {}
-        for q, c, r in zip(
-            self.qrels.column("query_id").to_pylist(),
-            self.qrels.column("candidate_id").to_pylist(),
-            self.qrels.column("relevance").to_pylist(),
-            strict=True,
-        ):
-            if q in wanted:
-                out.setdefault(q, {})[c] = int(r)
-        return out
-
-
-_REQUIRED = {
-    "queries": ("query_id", "text", "relation"),
-    "candidates": ("candidate_id", "text", "origin"),
-    "qrels": ("query_id", "candidate_id", "relevance"),
-}
-
-
 def load_benchmark(build_out: Path, split: str) -> Benchmark:
-    d = build_out / "benchmark" / split
-    tables = {}
-    for name, cols in _REQUIRED.items():
-        p = d / f"{name}.parquet"
-        if not p.is_file():
-            raise EvaluationError(
-                f"missing {p}; run `ratio build` first (or check build.out and evaluate.split)"
-            )
-        try:
-            t = pq.read_table(p)
-        except (OSError, pa.ArrowInvalid) as e:
-            raise EvaluationError(f"{p}: unreadable Parquet: {e}") from e
-        missing = [c for c in cols if c not in t.column_names]
-        if missing:
-            raise EvaluationError(f"{p}: missing column(s) {', '.join(missing)}")
-        tables[name] = t
-    ids = tables["candidates"].column("candidate_id").to_pylist()
-    if len(set(ids)) != len(ids):
-        raise EvaluationError(f"{d / 'candidates.parquet'}: duplicate candidate_id values")
-    return Benchmark(split, d, tables["queries"], tables["candidates"], tables["qrels"])
+    """``RunDir(build_out).benchmark.load(split)``, for callers not yet holding a RunDir."""
+    return RunDir(build_out).benchmark.load(split)
 
 
 # ------------------------------------------------------------------ pools
-
-
-@dataclass
-class Pool:
-    """A candidate pool to index: its rows and a human-readable statement of what it is."""
-
-    key: str  # directory-safe id of the pool, part of the index cache path
-    description: str
-    ids: list[str]
-    texts: list[str]
-
-    @property
-    def size(self) -> int:
-        return len(self.ids)
 
 
 def sub_pool(ids: Sequence[str], golds: set[str], max_pool: int, seed: int) -> np.ndarray:
@@ -167,8 +72,6 @@ def make_pool(
     seed: int,
 ) -> Pool:
     """The pool a system searches: shared or oracle (Appendix F.2), optionally capped."""
-    from ratio.evaluation.oracle import check_golds_in_pool, filter_pool, relation_pool
-
     gold_list = sorted(golds)
     if oracle == "none":
         base = bench.candidates
@@ -224,11 +127,6 @@ def setup_label(s: SystemConfig) -> str:
     return f"{s.fusion}({'+'.join(s.components)})"
 
 
-def slug(name: str) -> str:
-    """A system name made safe for paths and TREC run tags (no spaces or slashes)."""
-    return re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip("-.") or "system"
-
-
 def _named_systems(config: RunConfig) -> dict[str, SystemConfig]:
     systems = config.evaluate.systems or [SystemConfig(name="bm25", kind="bm25")]
     out: dict[str, SystemConfig] = {}
@@ -247,83 +145,6 @@ def _named_systems(config: RunConfig) -> dict[str, SystemConfig]:
     return out
 
 
-def _system_digest(s: SystemConfig, systems: dict[str, SystemConfig]) -> str:
-    d = s.identity()
-    d.pop("name", None)
-    d.pop("max_pool", None)  # the pool itself is fingerprinted separately
-    if s.kind == "hybrid":
-        d["components"] = [
-            _system_digest(systems[c], systems) for c in s.components if c in systems
-        ]
-    if s.kind == "dense" and s.model:
-        try:
-            from ratio.retrieval.models import model_key, resolve_model
-
-            d["model_key"] = model_key(resolve_model(s.model)[0])
-        except RatioError:
-            pass
-    return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
-
-
-class IndexStore:
-    """Builds or reloads each system's index for a pool; keeps them in memory for the run."""
-
-    def __init__(self, config: RunConfig, systems: dict[str, SystemConfig], split: str):
-        self.root = config.resolve(config.build.out) / "indexes"
-        self.embeddings = config.resolve(config.build.out) / "embeddings"
-        self.systems = systems
-        self.split = split
-        self._live: dict[tuple[str, str], Retriever] = {}
-
-    def get(self, name: str, pool: Pool, progress: bool = True) -> Retriever:
-        live = self._live.get((name, pool.key))
-        if live is not None:
-            return live
-        s = self.systems[name]
-        if s.kind == "hybrid":
-            from ratio.retrieval.hybrid import HybridRetriever
-
-            for c in s.components:
-                if c not in self.systems:
-                    raise EvaluationError(
-                        f"hybrid system {name!r}: component {c!r} is not a configured system"
-                    )
-            comps = [self.get(c, pool, progress) for c in s.components]
-            r: Retriever = HybridRetriever(comps, name=name, fusion=s.fusion)
-            r.index(pool.ids, pool.texts)  # components already hold the pool: no work
-        else:
-            r = self._load_or_build(s, pool, progress)
-        self._live[(name, pool.key)] = r
-        return r
-
-    def _load_or_build(self, s: SystemConfig, pool: Pool, progress: bool) -> Retriever:
-        d = self.root / slug(s.name) / f"{self.split}-{pool.key}"
-        want = {
-            "system_digest": _system_digest(s, self.systems),
-            "fingerprint": pool_fingerprint(pool.ids, pool.texts),
-        }
-        sidecar = d / HARNESS_META
-        if sidecar.is_file():
-            try:
-                have = json.loads(sidecar.read_text())
-                if have == want and read_meta(d)["fingerprint"] == want["fingerprint"]:
-                    r = Retriever.load(d, mmap=True)
-                    r.name = s.name
-                    if hasattr(r, "cache_dir"):
-                        r.cache_dir = self.embeddings
-                    log.info("reusing index %s", d)
-                    return r
-            except (ValueError, KeyError, RetrievalError) as e:
-                log.warning("rebuilding index %s: %s", d, e)
-        r = build_retriever(s, systems=self.systems, cache_dir=self.embeddings)
-        if progress:
-            log.info("indexing %s candidates for %s", f"{pool.size:,}", s.name)
-        r.index(pool.ids, pool.texts)
-        r.save(d)
-        write_text_atomic(sidecar, json.dumps(want, indent=2))
-        return r
-
-
 # ------------------------------------------------------------------ evaluation
 
 
@@ -333,24 +154,6 @@ def metric_names(ks: Sequence[int]) -> list[str]:
     if not ks or ks[0] < 1:
         raise EvaluationError(f"evaluate.ks must be positive integers, got {ks}")
     return [f"recall@{k}" for k in ks] + [f"mrr@{k}" for k in ks if k > 1]
-
-
-def result_to_run(
-    result: SearchResult, query_ids: Sequence[str], pool_ids: Sequence[str], name: str
-):
-    """A :class:`ratio.metrics.Run` from a search result over ``pool_ids``."""
-    from ratio.metrics import Run
-
-    pool = np.asarray(pool_ids, dtype=str)
-    order = np.argsort(pool)
-    sorted_pool = pool[order]
-    flat = result.ids.reshape(-1).astype(str)
-    pos = np.searchsorted(sorted_pool, flat)
-    pos = np.minimum(pos, len(sorted_pool) - 1)
-    found = (flat != "") & (sorted_pool[pos] == flat)
-    idx = np.where(found, order[pos], -1).reshape(result.ids.shape)
-    scores = np.where(idx >= 0, result.scores, 0.0)
-    return Run.from_arrays(list(query_ids), pool, idx, scores, name=name)
 
 
 @dataclass
@@ -381,9 +184,6 @@ def evaluate_systems(
     progress: bool = True,
 ) -> EvaluationResults:
     """Evaluate every configured system on every configured relation (see module docstring)."""
-    from ratio.metrics import Qrels, evaluate
-    from ratio.metrics.trec import write_run
-
     ev = config.evaluate
     if oracle not in ORACLES:
         raise EvaluationError(f"unknown oracle {oracle!r}; use one of {', '.join(ORACLES)}")
@@ -392,9 +192,9 @@ def evaluate_systems(
             raise EvaluationError(
                 f"evaluate.relations: unknown relation {r!r}; known: {', '.join(RELATIONS)}"
             )
-    build_out = config.resolve(config.build.out)
-    out_dir = config.resolve(ev.out) if ev.out else build_out / "eval" / ev.split
-    bench = load_benchmark(build_out, ev.split)
+    run_dir = RunDir.of(config)
+    out_dir = run_dir.eval(ev.split)
+    bench = run_dir.benchmark.load(ev.split)
     named = _named_systems(config)
     chosen = list(named) if not systems else list(systems)
     for name in chosen:
@@ -402,11 +202,15 @@ def evaluate_systems(
             raise EvaluationError(f"no system named {name!r}; configured: {', '.join(named)}")
     metrics = metric_names(ev.ks)
     depth = max(ev.ks)
-    store = IndexStore(config, named, ev.split)
+    store = IndexStore(
+        named,
+        folder=lambda name, pool: run_dir.index(slug(name), f"{ev.split}-{pool.key}"),
+        embeddings=run_dir.embeddings,
+        progress=progress,
+    )
     pool_ids = set(bench.candidate_ids)
 
     per_rel = {}
-    all_golds: set[str] = set()
     for rel in ev.relations:
         qids, texts = bench.relation_queries(rel)
         qrels = bench.qrels_dict(qids)
@@ -418,9 +222,6 @@ def evaluate_systems(
                 f"candidates.parquet, e.g. {sorted(missing)[0]!r}"
             )
         per_rel[rel] = (qids, texts, qrels, golds)
-        all_golds |= golds
-
-    from tqdm.auto import tqdm
 
     rows: list[dict[str, Any]] = []
     files: dict[str, str] = {}
@@ -468,9 +269,7 @@ def evaluate_systems(
                 "metrics": {m: None for m in metrics},
             }
             if qrels:
-                r = store.get(name, pool, progress)
-                res = r.search(texts, depth)
-                run = result_to_run(res, qids, pool.ids, slug(name))
+                run = store.rank(name, pool, texts, depth, qids).in_trec_order()
                 row["metrics"] = evaluate(Qrels.from_dict(qrels), run, metrics)
                 if write:
                     tag = "" if oracle == "none" else f".{pool.key}"
@@ -530,8 +329,6 @@ def results_caption(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str
 def write_results(results: EvaluationResults, out_dir: Path) -> None:
     """``results.md`` / ``.csv`` (the paper's table layout) and ``results.json``: the table's
     lossless JSON (loadable with ``ResultsTable.from_json``) plus ``meta`` and raw ``records``."""
-    from ratio.evaluation.tables import results_table
-
     meta = results.meta
     title = f"Results on {meta['split']}"
     if meta.get("oracle") not in (None, "none"):

@@ -6,15 +6,14 @@ opposite: word-level Jaccard between the query and each top-k candidate, next
 to the query-gold Jaccard, plus the Spearman correlation between rank and
 overlap (negative: lower ranks overlap less).
 
-Tokens match the BM25 representation (``ratio.retrieval.bm25``): lowercased
+Tokens are BM25's unigrams (:class:`ratio.retrieval.bm25.Bm25Tokenizer`: lowercased
 ``\\b\\w\\w+\\b`` words, bm25s's English stopwords removed, PyStemmer English
-Snowball stems; Jaccard is over the *sets* of stems (0 when both are empty).
+Snowball stems); Jaccard is over the *sets* of stems (0 when both are empty).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,31 +23,19 @@ import pyarrow as pa
 
 from ratio.io import RatioError, atomic_path
 from ratio.metrics.run import Qrels, Run
+from ratio.retrieval.bm25 import Bm25Tokenizer
 
-TOKEN_PATTERN = re.compile(r"(?u)\b\w\w+\b")
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
 
 
 class StemmedTokenSets:
-    """Text -> frozenset of stemmed non-stopword tokens, with a stem cache."""
+    """Text -> frozenset of its BM25 unigram tokens (one tokenizer, so one stem cache)."""
 
-    def __init__(self, language: str = "english"):
-        import Stemmer
-        from bm25s.stopwords import STOPWORDS_EN
-
-        self._stop = frozenset(STOPWORDS_EN)
-        self._stemmer = Stemmer.Stemmer(language)
-        self._stems: dict[str, str] = {}
+    def __init__(self) -> None:
+        self._tokenizer = Bm25Tokenizer()
 
     def __call__(self, texts: Iterable[str]) -> list[frozenset[str]]:
-        words = [
-            [w for w in TOKEN_PATTERN.findall(t.lower()) if w not in self._stop] for t in texts
-        ]
-        new = list({w for ws in words for w in ws if w not in self._stems})
-        if new:
-            self._stems.update(zip(new, self._stemmer.stemWords(new), strict=True))
-        st = self._stems
-        return [frozenset(st[w] for w in ws) for ws in words]
+        return [frozenset(t) for t in self._tokenizer.tokenize(list(texts))]
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -132,6 +119,7 @@ def lexical_overlap(
         raise RatioError(f"overlap ks must be positive integers, got {ks}")
     depth = ks[-1]
     tok = tokenizer or StemmedTokenSets()
+    run = run.in_trec_order()
     row_of = run.row_of
     qids = [q for q in qrels.evaluated_query_ids if q in row_of]
     missing = [q for q in qids if q not in query_texts]

@@ -7,12 +7,19 @@ matrix of indices into it (``-1`` pads short lists) and the matching float64
 scores. Every metric is then a numpy reduction over a relevance matrix produced
 by :func:`relevance_matrix`.
 
-Ranking order is fixed at construction and matches trec_eval / pytrec_eval
-exactly: score descending, ties broken by doc id *descending* (byte order, i.e.
-``strcmp``; verified empirically against pytrec_eval-terrier 0.5.11, where
-``{"a": 1, "b": 1}`` ranks ``b`` first, and ``"9"`` ranks above ``"10"``).
-Sorting is a row-wise numpy argsort; only the ids of tied docs are compared as
-strings. Python's ``str`` order (code points) equals UTF-8 byte order.
+A ``Run`` is the one ranked-list type: retrievers return it, fusion
+(:mod:`ratio.metrics.fusion`) combines it, metrics and TREC files read it.
+
+Two orders exist for equal scores, and a run records which one it holds. A
+retriever's run (:meth:`Run.from_ranked`) keeps the retriever's own tie order:
+that is what a user is shown and what rank fusion consumes. Metrics and TREC
+files use trec_eval / pytrec_eval's order exactly: score descending, ties broken
+by doc id *descending* (byte order, i.e. ``strcmp``; verified empirically against
+pytrec_eval-terrier 0.5.11, where ``{"a": 1, "b": 1}`` ranks ``b`` first, and
+``"9"`` ranks above ``"10"``); :meth:`Run.in_trec_order` puts a run in it, and
+every other constructor builds it directly. Sorting is a row-wise numpy argsort;
+only the ids of tied docs are compared as strings. Python's ``str`` order (code
+points) equals UTF-8 byte order.
 """
 
 from __future__ import annotations
@@ -26,16 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ratio.io import RatioError
-
-RUN_SCHEMA = pa.schema(
-    [
-        ("query_id", pa.string()),
-        ("candidate_id", pa.string()),
-        ("rank", pa.int32()),
-        ("score", pa.float64()),
-    ]
-)
-"""Long form of a run (one row per retrieved candidate, ``rank`` 1-based)."""
+from ratio.schemas import RUN
 
 
 class RunError(RatioError):
@@ -138,7 +136,9 @@ class Run:
     ``query_ids[i]`` (``-1`` = no doc: that query's list is shorter); ``scores``
     has the same shape. ``vocab`` holds unique ids in no particular order (it may
     contain ids no query retrieved, e.g. a whole candidate pool). Build one with
-    :meth:`from_dict`, :meth:`from_arrays` or :meth:`from_table` rather than directly.
+    :meth:`from_dict`, :meth:`from_arrays`, :meth:`from_table` or, keeping a
+    ranker's own order, :meth:`from_ranked`, rather than directly. ``trec_order``
+    says whether ties are in trec_eval's order (see the module docstring).
     """
 
     query_ids: list[str]
@@ -146,6 +146,7 @@ class Run:
     indices: np.ndarray
     scores: np.ndarray
     name: str = "run"
+    trec_order: bool = True
 
     # -- construction -----------------------------------------------------------------
 
@@ -174,10 +175,22 @@ class Run:
         scores: np.ndarray,
         name: str = "run",
     ) -> Run:
-        """From a retriever's output: ``indices[i, j]`` points into ``candidate_ids``.
+        """:meth:`from_ranked`, re-ranked with the trec_eval convention (rows need not be sorted)."""
+        return cls.from_ranked(query_ids, candidate_ids, indices, scores, name).in_trec_order()
 
-        Rows need not be sorted (they are re-ranked with the trec_eval convention);
-        ``-1`` entries are padding, as a faiss search returns them. The run's
+    @classmethod
+    def from_ranked(
+        cls,
+        query_ids: Sequence[str],
+        candidate_ids: Sequence[str] | np.ndarray,
+        indices: np.ndarray,
+        scores: np.ndarray,
+        name: str = "run",
+    ) -> Run:
+        """From a ranker's output, in its own order: ``indices[i, j]`` points into
+        ``candidate_ids`` (``-1`` is padding, as a faiss search returns it).
+
+        Ties stay as the ranker broke them (``trec_order`` is False). The run's
         vocabulary is the retrieved subset of ``candidate_ids`` (which must be
         unique among retrieved entries; checked).
         """
@@ -205,12 +218,19 @@ class Run:
         arrow = pa.array(vocab, pa.string())
         if used.size and len(pc.unique(arrow)) != used.size:
             raise RunError("candidate_ids contains duplicate ids")
-        ranked, out_scores = _rank_matrix(remap[indices], scores, vocab)
-        return cls([str(q) for q in query_ids], vocab, ranked, out_scores, name)._with_arrow(arrow)
+        out = cls(
+            [str(q) for q in query_ids],
+            vocab,
+            remap[indices].astype(np.int32),
+            scores,
+            name,
+            trec_order=False,
+        )
+        return out._with_arrow(arrow)
 
     @classmethod
     def from_table(cls, table: pa.Table, name: str = "run") -> Run:
-        """From the long form (:data:`RUN_SCHEMA`; ``rank`` is ignored, scores decide)."""
+        """From the long form (:data:`ratio.schemas.RUN`; ``rank`` is ignored, scores decide)."""
         qvocab, qcodes, _ = _encode(table.column("query_id").combine_chunks())
         order = np.argsort(qcodes, kind="stable")
         vocab, codes, arrow = _encode(table.column("candidate_id").combine_chunks())
@@ -248,15 +268,16 @@ class Run:
 
     def doc_ids(self) -> np.ndarray:
         """``(n_queries, depth)`` array of doc ids in rank order (``""`` for padding)."""
-        out = np.where(self.indices >= 0, self.vocab[np.maximum(self.indices, 0)], "")
-        return out if self.vocab.size else np.full(self.indices.shape, "", dtype="<U1")
+        if not self.vocab.size:
+            return np.full(self.indices.shape, "", dtype="<U1")
+        return np.where(self.indices >= 0, self.vocab[np.maximum(self.indices, 0)], "")
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """``{qid: {docid: score}}``, inserted in rank order."""
         return {q: dict(self.ranked(q)) for q in self.query_ids}
 
     def to_table(self) -> pa.Table:
-        """Long form, one row per retrieved doc (:data:`RUN_SCHEMA`)."""
+        """Long form, one row per retrieved doc (:data:`ratio.schemas.RUN`)."""
         valid = self.indices >= 0
         rows, cols = np.nonzero(valid)
         qids = np.asarray(self.query_ids, dtype=object)[rows] if rows.size else []
@@ -267,14 +288,21 @@ class Run:
                 "rank": pa.array(cols + 1, pa.int32()),
                 "score": pa.array(self.scores[valid], pa.float64()),
             },
-            schema=RUN_SCHEMA,
+            schema=RUN,
         )
 
     # -- transforms -------------------------------------------------------------------
 
     def truncate(self, k: int) -> Run:
         """Keep the top ``k`` of each list (what a metric at cutoff ``k`` sees)."""
-        out = Run(self.query_ids, self.vocab, self.indices[:, :k], self.scores[:, :k], self.name)
+        out = Run(
+            self.query_ids,
+            self.vocab,
+            self.indices[:, :k],
+            self.scores[:, :k],
+            self.name,
+            self.trec_order,
+        )
         return out._with_arrow(self.vocab_arrow)
 
     def restrict(self, allowed_ids: Iterable[str] | np.ndarray) -> Run:
@@ -292,7 +320,16 @@ class Run:
         idx, sc = _ragged_to_matrix(
             rows.astype(np.int64), self.indices[keep].astype(np.int64), self.scores[keep], len(self)
         )
-        out = Run(self.query_ids, self.vocab, idx.astype(np.int32), sc, self.name)
+        out = Run(self.query_ids, self.vocab, idx.astype(np.int32), sc, self.name, self.trec_order)
+        return out._with_arrow(self.vocab_arrow)
+
+    def in_trec_order(self) -> Run:
+        """This run with ties in trec_eval's order (itself when already so): what metrics,
+        TREC files and overlap analyses rank by."""
+        if self.trec_order:
+            return self
+        indices, scores = _rank_matrix(self.indices.astype(np.int64), self.scores, self.vocab)
+        out = Run(self.query_ids, self.vocab, indices, scores, self.name)
         return out._with_arrow(self.vocab_arrow)
 
     def _with_arrow(self, arrow: pa.Array) -> Run:
@@ -303,11 +340,6 @@ class Run:
     def vocab_arrow(self) -> pa.Array:
         """The vocabulary as an Arrow array (for hash look-ups)."""
         return pa.array(self.vocab, pa.string())
-
-    def codes_of(self, doc_ids: np.ndarray | list[str]) -> np.ndarray:
-        """Vocabulary index of each id, ``-1`` where the run never saw it."""
-        found = pc.index_in(pa.array(doc_ids, pa.string()), value_set=self.vocab_arrow)
-        return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -447,9 +479,11 @@ def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
     (Arrow ``index_in``); only retrieved cells that are judged for *some* query
     are then matched on a combined int64 key ``query_row * (U + 1) + judged_index``
     with one ``searchsorted``. Duplicate ids in the vocabulary map consistently.
+    Ranks are trec_eval's (:meth:`Run.in_trec_order`).
     """
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth}")
+    run = run.in_trec_order()
     nrel_all = qrels.n_relevant
     eval_rows = np.nonzero(nrel_all > 0)[0]
     n = eval_rows.size

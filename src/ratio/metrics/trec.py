@@ -29,7 +29,9 @@ def _check_id(kind: str, value: str) -> None:
 
 
 def write_run(run: Run, path: str | os.PathLike, tag: str | None = None) -> Path:
-    """Write ``run`` as a TREC run file; ``tag`` defaults to ``run.name``."""
+    """Write ``run`` as a TREC run file (ranks in trec_eval's order); ``tag`` defaults to
+    ``run.name``."""
+    run = run.in_trec_order()
     tag = tag or run.name
     _check_id("tag", tag)
     target = Path(path)

@@ -1,7 +1,8 @@
-"""Retrievers behind one interface: BM25 (bm25s), dense (sentence-transformers/model2vec +
-FAISS) and hybrid fusion, plus the embedding cache and the model registry.
+"""Retrievers behind one interface: BM25 (bm25s) and dense (sentence-transformers/model2vec +
+FAISS), the index store that turns a named system (BM25, dense, trained model, hybrid) into
+a ranked list, plus the embedding cache and the model registry.
 
-Dense and hybrid modules load on first use so BM25-only code never imports torch.
+The dense module loads on first use so BM25-only code never imports torch.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 from ratio.retrieval.base import (
     RetrievalError,
     Retriever,
-    SearchResult,
     build_retriever,
     load_retriever,
     pool_fingerprint,
@@ -23,7 +23,6 @@ __all__ = [
     "ModelSpec",
     "RetrievalError",
     "Retriever",
-    "SearchResult",
     "build_retriever",
     "load_retriever",
     "pool_fingerprint",

@@ -1,9 +1,9 @@
 """The retriever interface shared by BM25, dense and hybrid systems, and their registry.
 
 Every retriever indexes a list of (id, text) candidates, answers a batch of
-queries with ranked 2-D arrays, and persists its index to a directory that
-reloads memory-mapped, so the evaluation harness and the server can share one
-index on disk instead of rebuilding it per process.
+queries with a :class:`~ratio.metrics.run.Run` in its own rank order, and
+persists its index to a directory that reloads memory-mapped, so a process
+reuses an index instead of rebuilding it (see :mod:`ratio.retrieval.store`).
 """
 
 from __future__ import annotations
@@ -15,39 +15,19 @@ import shutil
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ratio.io import RatioError
+from ratio.metrics.run import Run
 
 META_FILE = "retriever.json"
 
 
 class RetrievalError(RatioError):
     pass
-
-
-@dataclass
-class SearchResult:
-    """Ranked results of a query batch: ``ids[i, j]`` is query i's rank-(j+1) candidate."""
-
-    ids: np.ndarray  # (n_queries, k) of str ("" pads a short list)
-    scores: np.ndarray  # (n_queries, k) float32, descending per row
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def to_run(self, query_ids: Sequence[str]) -> dict[str, dict[str, float]]:
-        """``{query_id: {candidate_id: score}}``, the run shape the metrics take."""
-        if len(query_ids) != len(self.ids):
-            raise ValueError(f"{len(query_ids)} query ids for {len(self.ids)} result rows")
-        return {
-            q: {str(c): float(s) for c, s in zip(row_ids, row_scores, strict=True) if c != ""}
-            for q, row_ids, row_scores in zip(query_ids, self.ids, self.scores, strict=True)
-        }
 
 
 def pool_fingerprint(ids: Sequence[str], texts: Sequence[str]) -> str:
@@ -75,7 +55,9 @@ class Retriever(ABC):
     def index(self, ids: list[str], texts: list[str]) -> None: ...
 
     @abstractmethod
-    def search(self, queries: list[str], k: int) -> SearchResult: ...
+    def search(self, queries: list[str], k: int, query_ids: Sequence[str] | None = None) -> Run:
+        """Each query's top ``k`` candidates, best first, ties in the retriever's own order;
+        ``query_ids`` name the run's rows (default ``"0"``, ``"1"``, ...)."""
 
     @abstractmethod
     def params(self) -> dict[str, Any]:
@@ -88,6 +70,11 @@ class Retriever(ABC):
     @abstractmethod
     def _load(cls, directory: Path, meta: dict[str, Any], mmap: bool) -> Retriever: ...
 
+    def use_embedding_cache(self, directory: Path | None, queries: bool = True) -> None:
+        """Where a retriever that encodes texts keeps their embeddings (``queries``: the
+        queries' too); retrievers that encode nothing ignore it."""
+        return None
+
     @property
     def n_docs(self) -> int:
         return len(self.doc_ids)
@@ -98,23 +85,12 @@ class Retriever(ABC):
         if len(set(ids)) != len(ids):
             raise RetrievalError("candidate ids must be unique")
         self.doc_ids = np.asarray(ids, dtype=str)
-        self._ids_obj = None
         self.fingerprint = pool_fingerprint(ids, texts)
 
-    def lookup_ids(self, idx: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
-        """Candidate ids at pool positions ``idx`` (``""`` where not ``valid``).
-
-        Uses a cached object array of the ids: gathering pointers is several times
-        cheaper than copying fixed-width unicode, which matters at 1e6 results.
-        """
-        cache = getattr(self, "_ids_obj", None)
-        if cache is None or len(cache) != len(self.doc_ids):
-            cache = self._ids_obj = np.asarray(self.doc_ids).astype(object)
-        if valid is None:
-            return cache[idx]
-        out = cache[np.where(valid, idx, 0)]
-        out[~valid] = ""
-        return out
+    def _run(self, idx: np.ndarray, scores: np.ndarray, query_ids: Sequence[str] | None) -> Run:
+        """The run of a search: ``idx`` are pool positions per query, best first, ``-1`` padding."""
+        qids = [str(i) for i in range(len(idx))] if query_ids is None else list(query_ids)
+        return Run.from_ranked(qids, self.doc_ids, idx, scores, name=self.name)
 
     def _check_indexed(self) -> None:
         if not self.n_docs:
@@ -205,9 +181,9 @@ _FACTORIES: dict[str, Callable[..., Retriever]] = {}
 def register_retriever(kind: str, factory: Callable[..., Retriever] | None = None):
     """Register a retriever class (its ``load``) and a factory building it from a SystemConfig.
 
-    The factory takes ``(system, *, systems, cache_dir)``: ``systems`` maps names to
-    other SystemConfigs (hybrids name their components), ``cache_dir`` is where
-    dense models keep embeddings.
+    The factory takes ``(system, *, cache_dir)``: ``cache_dir`` is where dense models keep
+    embeddings. (A hybrid is not a retriever: :mod:`ratio.retrieval.store` fuses the runs
+    of its component systems.)
     """
 
     def deco(klass: type[Retriever]) -> type[Retriever]:
@@ -224,12 +200,7 @@ def retriever_kinds() -> list[str]:
     return sorted(_FACTORIES)
 
 
-def build_retriever(
-    system: Any,
-    *,
-    systems: dict[str, Any] | None = None,
-    cache_dir: str | os.PathLike | None = None,
-) -> Retriever:
+def build_retriever(system: Any, *, cache_dir: str | os.PathLike | None = None) -> Retriever:
     """An unindexed retriever for a ``SystemConfig``, chosen by its ``kind``."""
     _import_builtin()
     factory = _FACTORIES.get(system.kind)
@@ -238,7 +209,7 @@ def build_retriever(
             f"system {system.name!r}: unknown kind {system.kind!r}; "
             f"known kinds: {', '.join(sorted(_FACTORIES))}"
         )
-    return factory(system, systems=systems or {}, cache_dir=cache_dir)
+    return factory(system, cache_dir=cache_dir)
 
 
 def load_retriever(directory: str | os.PathLike, mmap: bool = True) -> Retriever:
@@ -248,4 +219,4 @@ def load_retriever(directory: str | os.PathLike, mmap: bool = True) -> Retriever
 
 def _import_builtin() -> None:
     # Imported lazily: dense pulls in torch, which BM25-only users should not pay for.
-    from ratio.retrieval import bm25, dense, hybrid  # noqa: F401
+    from ratio.retrieval import bm25, dense  # noqa: F401

@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ratio.metrics.run import Run
 from ratio.retrieval.base import (
     RetrievalError,
     Retriever,
-    SearchResult,
     register_retriever,
     top_k_rows,
 )
@@ -183,13 +184,15 @@ class BM25Retriever(Retriever):
         self._check_indexed()
         return np.asarray((self.query_matrix(queries) @ self._term_matrix()).todense())
 
-    def search(self, queries: list[str], k: int) -> SearchResult:
+    def search(self, queries: list[str], k: int, query_ids: Sequence[str] | None = None) -> Run:
         """Top-k candidates per query; candidates sharing no term with a query are left out
-        (their ranking would be arbitrary), padded with id ``""`` and score ``-inf``."""
+        (their ranking would be arbitrary), so a list may be shorter than ``k``."""
         self._check_indexed()
-        return self.search_tokens(self.tokenizer.tokenize(queries), k)
+        return self.search_tokens(self.tokenizer.tokenize(queries), k, query_ids)
 
-    def search_tokens(self, token_lists: list[list[str]], k: int) -> SearchResult:
+    def search_tokens(
+        self, token_lists: list[list[str]], k: int, query_ids: Sequence[str] | None = None
+    ) -> Run:
         """:meth:`search` on already tokenized queries."""
         self._check_indexed()
         k = self._top_k(k)
@@ -207,28 +210,29 @@ class BM25Retriever(Retriever):
             keep = res.scores > 0
             scores = res.scores.astype(np.float32, copy=False)
             scores[~keep] = -np.inf
-            return SearchResult(self.lookup_ids(res.documents, keep), scores)
+            return self._run(np.where(keep, res.documents, -1), scores, query_ids)
         if n and k and backend == "numba":
-            return self._search_numba(token_lists, k)
-        return self.search_tokens_sparse(token_lists, k)
+            idx, scores = self._top_numba(token_lists, k)
+        else:
+            idx, scores = self._top_sparse(token_lists, k)
+        return self._run(idx, scores, query_ids)
 
-    def search_tokens_sparse(self, token_lists: list[list[str]], k: int) -> SearchResult:
+    def _top_sparse(self, token_lists: list[list[str]], k: int) -> tuple[np.ndarray, np.ndarray]:
         """The numba-free path: batched sparse products, then a dense top-k per row."""
-        k = self._top_k(k)
         n = len(token_lists)
         matrix = self._term_matrix()
-        all_ids = np.full((n, k), "", dtype=object)
+        all_idx = np.full((n, k), -1, dtype=np.int64)
         all_scores = np.full((n, k), -np.inf, dtype=np.float32)
         for start in range(0, n, self.batch_size):
             batch = token_lists[start : start + self.batch_size]
             dense = (self._token_matrix(batch) @ matrix).toarray()
             idx, vals = top_k_rows(dense, k)
             keep = vals > 0
-            all_ids[start : start + len(batch)] = self.lookup_ids(idx, keep)
+            all_idx[start : start + len(batch)] = np.where(keep, idx, -1)
             all_scores[start : start + len(batch)] = np.where(keep, vals, -np.inf)
-        return SearchResult(all_ids, all_scores)
+        return all_idx, all_scores
 
-    def _search_numba(self, token_lists: list[list[str]], k: int) -> SearchResult:
+    def _top_numba(self, token_lists: list[list[str]], k: int) -> tuple[np.ndarray, np.ndarray]:
         from ratio.retrieval._bm25_kernel import retrieve_topk
 
         vocab = self.vocab
@@ -240,7 +244,7 @@ class BM25Retriever(Retriever):
         if self._positive is None:  # the kernel treats a zero score as "not touched"
             self._positive = bool(np.all(np.asarray(s["data"]) > 0))
         if not self._positive:
-            return self.search_tokens_sparse(token_lists, k)
+            return self._top_sparse(token_lists, k)
         out_idx = np.full((len(ids), k), -1, dtype=np.int64)
         out_val = np.full((len(ids), k), -np.inf, dtype=np.float32)
         retrieve_topk(
@@ -254,7 +258,7 @@ class BM25Retriever(Retriever):
             out_idx,
             out_val,
         )
-        return SearchResult(self.lookup_ids(out_idx, out_idx >= 0), out_val)
+        return out_idx, out_val
 
     def _save(self, directory: Path) -> None:
         self.model.save(str(directory / "bm25s"), show_progress=False)

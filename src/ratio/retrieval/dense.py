@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ratio.metrics.run import Run
 from ratio.retrieval.base import (
     RetrievalError,
     Retriever,
-    SearchResult,
     register_retriever,
 )
 from ratio.retrieval.cache import EmbeddingCache
@@ -228,6 +229,11 @@ class DenseRetriever(Retriever):
             "backend": self.encoder.backend,
         }
 
+    def use_embedding_cache(self, directory: Path | None, queries: bool = True) -> None:
+        self.cache_dir = Path(directory) if directory else None
+        self.cache_queries = queries
+        self._caches = {}
+
     def _cache(self, prefix: str) -> EmbeddingCache | None:
         if self.cache_dir is None:
             return None
@@ -260,13 +266,13 @@ class DenseRetriever(Retriever):
         idx.add(np.ascontiguousarray(x))
         self.faiss_index = idx
 
-    def search(self, queries: list[str], k: int) -> SearchResult:
+    def search(self, queries: list[str], k: int, query_ids: Sequence[str] | None = None) -> Run:
         self._check_indexed()
         k = self._top_k(k)
         q = self.embed(queries, self.query_prefix, use_cache=self.cache_queries)
-        return self.search_vectors(q, k)
+        return self.search_vectors(q, k, query_ids)
 
-    def search_vectors(self, q: np.ndarray, k: int) -> SearchResult:
+    def search_vectors(self, q: np.ndarray, k: int, query_ids: Sequence[str] | None = None) -> Run:
         """Rank the pool for already-encoded (normalized) query vectors."""
         import faiss
 
@@ -279,7 +285,7 @@ class DenseRetriever(Retriever):
         valid = idx >= 0  # HNSW may return fewer than k
         scores = scores.astype(np.float32, copy=False)
         scores[~valid] = -np.inf
-        return SearchResult(self.lookup_ids(idx, valid), scores)
+        return self._run(np.where(valid, idx, -1), scores, query_ids)
 
     def _save(self, directory: Path) -> None:
         import faiss

@@ -269,7 +269,7 @@ def mine_hard_negatives(
     text_of = dict(zip(ids, texts, strict=True))
     rng = np.random.default_rng(seed)
     negatives = []
-    for row, pos in zip(res.ids, pairs.positives, strict=True):
+    for row, pos in zip(res.doc_ids(), pairs.positives, strict=True):
         options = [text_of[str(c)] for c in row if c != "" and text_of[str(c)] != pos][:k]
         if not options:
             options = [texts[int(rng.integers(len(texts)))]]

@@ -204,7 +204,6 @@ def bm25_validation(plan: Plan) -> dict[str, float]:
     """BM25-unigram on the plan's validation set (prefixes stripped): the floor a trained
     model must clear before ``auto`` serves it."""
     from ratio.config import SystemConfig
-    from ratio.metrics import Run
     from ratio.retrieval.base import build_retriever
 
     vs = plan.valset
@@ -213,8 +212,7 @@ def bm25_validation(plan: Plan) -> dict[str, float]:
     ]
     r = build_retriever(SystemConfig(name="bm25", kind="bm25"))
     r.index(list(vs.pool_ids), [t[len(plan.doc_prefix) :] for t in vs.pool_texts])
-    res = r.search(queries, min(100, len(vs.pool_ids)))
-    run = Run.from_dict(res.to_run(vs.query_ids))
+    run = r.search(queries, min(100, len(vs.pool_ids)), vs.query_ids)
     return run_metrics(run, vs.query_ids, vs.qrels, vs.relations)
 
 

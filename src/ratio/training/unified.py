@@ -25,25 +25,21 @@ from typing import Any
 import numpy as np
 
 from ratio.config import RunConfig, SystemConfig
-from ratio.evaluation.harness import (
-    EvaluationResults,
-    make_pool,
-    result_to_run,
-    write_results,
-)
+from ratio.evaluation.harness import EvaluationResults, make_pool, write_results
 from ratio.evaluation.overlap import OverlapResult, lexical_overlap, plot_overlap
 from ratio.io import write_text_atomic
-from ratio.metrics import Qrels
+from ratio.metrics import Qrels, Run
 from ratio.metrics.evaluate import evaluate_per_query
+from ratio.metrics.fusion import rrf_fuse
 from ratio.metrics.significance import paired_scores, randomization_test
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
-from ratio.retrieval.base import SearchResult, build_retriever
-from ratio.retrieval.hybrid import rrf_fuse
+from ratio.retrieval.base import build_retriever
+from ratio.retrieval.dense import DenseRetriever
+from ratio.retrieval.models import resolve_model
+from ratio.run import RunDir
 from ratio.training.data import (
     TrainingError,
-    load_split,
-    out_dir,
     relation_pairs,
     setup_prefixes,
     unified_prefixes,
@@ -84,18 +80,19 @@ def compare(
     ``train.test_max_pool``; 0 means all queries and the full shared pool, the
     harness's setting. ``specialists`` limits which moves' specialists are encoded (each costs
     one encoding of the pool; default all). Missing trained models are skipped with a note.
-    """
-    from ratio.retrieval.dense import DenseRetriever
-    from ratio.retrieval.models import resolve_model
 
+    Its systems are built here rather than named in ``[evaluate]``: their prefixes come
+    from the training setup, and the unified model's query instruction differs per
+    relation. Their runs, fusion, metrics and tables are the evaluation harness's.
+    """
     tc = config.train
     relations = relations or [r for r in config.evaluate.relations if r in RELATIONS]
     max_queries = tc.test_max_queries if max_queries is None else max_queries
     max_pool = tc.test_max_pool if max_pool is None else max_pool
-    bench = load_split(config, split)
-    build_out = config.resolve(config.build.out)
-    cache = build_out / "embeddings"
-    root = out_dir(config)
+    run_dir = RunDir.of(config)
+    bench = run_dir.benchmark.load(split)
+    cache = run_dir.embeddings
+    models = run_dir.trained
     _, spec = resolve_model(tc.base_model)
     qp, dp = setup_prefixes(tc.prefix, spec)
     uni = unified_prefixes(tc.unified_instruction)
@@ -131,13 +128,13 @@ def compare(
         )
     if "specialists" in systems:
         for rel in specialists or relations:
-            d = root / rel / "best"
+            d = models.best(rel)
             if (d / "modules.json").is_file():
                 plan.append((base_name, f"{tc.prefix}-Tuned", str(d), {rel: qp}))
             else:
                 skipped.append(f"specialist {rel}: no model at {d}")
     if "unified" in systems:
-        d = root / "unified" / "best"
+        d = models.best("unified")
         if (d / "modules.json").is_file():
             plan.append(
                 (
@@ -153,14 +150,12 @@ def compare(
     rows: list[dict[str, Any]] = []
     timings: dict[str, float] = {}
     per_query: dict[tuple[str, str], Any] = {}
-    results: dict[tuple[str, str], SearchResult] = {}
-    runs: dict[tuple[str, str], Any] = {}
+    ranked: dict[tuple[str, str], Run] = {}  # each system's own order, for fusion
 
-    def add_row(system, kind, model, setup, rel, res, qp_, dp_):
-        qids, _, qrels = per_rel[rel]
-        run = result_to_run(res, qids, pool.ids, f"{system}-{setup}")
+    def add_row(system, kind, model, setup, rel, run: Run, qp_, dp_):
+        qrels = per_rel[rel][2]
         pq = evaluate_per_query(Qrels.from_dict(qrels), run, METRICS)
-        per_query[(setup, rel)], results[(setup, rel)], runs[(setup, rel)] = pq, res, run
+        per_query[(setup, rel)], ranked[(setup, rel)] = pq, run
         rows.append(
             {
                 "system": system,
@@ -182,8 +177,8 @@ def compare(
         bm25 = build_retriever(SystemConfig(name="BM25-unigram", kind="bm25"))
         bm25.index(pool.ids, pool.texts)
         for rel in relations:
-            res = bm25.search(per_rel[rel][1], 100)
-            add_row("BM25-unigram", "bm25", "", "BM25", rel, res, "", "")
+            qids, texts, _ = per_rel[rel]
+            add_row("BM25-unigram", "bm25", "", "BM25", rel, bm25.search(texts, 100, qids), "", "")
         timings["BM25"] = time.perf_counter() - t0
     for name, setup, model, prefs in plan:
         t0 = time.perf_counter()
@@ -191,14 +186,15 @@ def compare(
         r.doc_prefix = dp
         r.index(pool.ids, pool.texts)
         for rel, prefix in prefs.items():
-            res = r.search_vectors(r.embed(per_rel[rel][1], prefix), 100)
-            add_row(name, "dense", model, setup, rel, res, prefix, dp)
+            qids, texts, _ = per_rel[rel]
+            ranked_run = r.search_vectors(r.embed(texts, prefix), 100, qids)
+            add_row(name, "dense", model, setup, rel, ranked_run, prefix, dp)
         timings[f"{setup}:{model}"] = time.perf_counter() - t0
     tuned_setup = f"{tc.prefix}-Tuned"
     if "hybrid" in systems and "bm25" in systems:
         for rel in relations:
-            if (tuned_setup, rel) in results:
-                fused = rrf_fuse([results[("BM25", rel)], results[(tuned_setup, rel)]], 100)
+            if (tuned_setup, rel) in ranked:
+                fused = rrf_fuse([ranked[("BM25", rel)], ranked[(tuned_setup, rel)]], 100)
                 add_row(base_name, "hybrid", "", "RRF(BM25, Tuned)", rel, fused, "", dp)
     # paired randomization tests of each row's per-query MRR@10 against BM25 and the baseline
     for ref, ref_setup in (("bm25", "BM25"), ("baseline", f"{tc.prefix}-Baseline")):
@@ -225,10 +221,10 @@ def compare(
         "provenance": stamp("train-compare", config.digest("train", "build")),
     }
     res = EvaluationResults(rows, meta)
-    target = Path(out) if out else root / "compare" / split
+    target = Path(out) if out else models.compare(split)
     write_results(res, target)
     res.out_dir = target
-    overlap = _lexical_overlap(bench, per_rel, runs, relations, target)
+    overlap = _lexical_overlap(bench, per_rel, ranked, relations, target)
     if overlap:
         res.meta["overlap"] = overlap
     (target / "timings.json").write_text(json.dumps(timings, indent=2))

@@ -1,0 +1,241 @@
+"""The search path: a named system's index over a candidate pool, and its ranked list.
+
+One :class:`IndexStore` serves ``ratio evaluate``, ``ratio train-compare`` and the
+search service. A system is a :class:`~ratio.config.SystemConfig`: BM25, dense (a
+registry model, a local folder or a trained model) or a hybrid fusing other named
+systems. :meth:`IndexStore.rank` turns a system name, a pool and a batch of queries
+into a :class:`~ratio.metrics.run.Run`; a hybrid ranks each component
+:attr:`IndexStore.HYBRID_DEPTH` deep and fuses the runs (:mod:`ratio.metrics.fusion`).
+
+A leaf system's index is built once, kept in memory for the process, saved to
+``folder(name, pool)`` (the caller's layout, e.g. ``RunDir.index``) and reloaded
+memory-mapped while the system's digest and the pool's content fingerprint are those
+recorded next to it. Dense models encode through the run's embedding cache
+(``<build.out>/embeddings``), so every user of a run encodes a text once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Protocol
+
+from ratio.config import SystemConfig
+from ratio.io import RatioError, write_text_atomic
+from ratio.metrics.fusion import fuse
+from ratio.metrics.run import Run
+from ratio.retrieval.base import (
+    RetrievalError,
+    Retriever,
+    build_retriever,
+    pool_fingerprint,
+    read_meta,
+)
+from ratio.retrieval.models import model_key, resolve_model
+
+log = logging.getLogger(__name__)
+
+STORE_META = "harness.json"  # next to a saved index: the system digest and pool it was built for
+
+
+class IndexedPool(Protocol):
+    """What the store needs of a candidate pool: a name for its folder, its content
+    fingerprint, and its rows (read only when an index is built)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    @property
+    def ids(self) -> list[str]: ...
+
+    @property
+    def texts(self) -> list[str]: ...
+
+
+@dataclass
+class Pool:
+    """A candidate pool to index: its rows and a human-readable statement of what it is."""
+
+    key: str  # directory-safe id of the pool, part of the index folder
+    description: str
+    ids: list[str]
+    texts: list[str]
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        return pool_fingerprint(self.ids, self.texts)
+
+
+def slug(name: str) -> str:
+    """A system name made safe for paths and TREC run tags (no spaces or slashes)."""
+    return re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip("-.") or "system"
+
+
+def system_digest(s: SystemConfig, systems: Mapping[str, SystemConfig]) -> str:
+    """What a saved index of ``s`` was built from: its settings (not its name or pool cap),
+    a hybrid's components, and a dense model's content key, so retraining a model in place
+    invalidates its indexes."""
+    d = s.identity()
+    d.pop("name", None)
+    d.pop("max_pool", None)  # the pool itself is fingerprinted separately
+    if s.kind == "hybrid":
+        d["components"] = [system_digest(systems[c], systems) for c in s.components if c in systems]
+    if s.kind == "dense" and s.model:
+        try:
+            d["model_key"] = model_key(resolve_model(s.model)[0])
+        except RatioError:
+            pass
+    return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Loaded:
+    """A retriever ready to search, the lock that serializes its searches, its load time."""
+
+    retriever: Retriever
+    load_s: float
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class IndexStore:
+    """Named systems' retrievers over pools: in memory, reloaded from disk, or built.
+
+    ``folder(name, pool)`` is where a system's index for a pool is saved;
+    ``embeddings`` is the run's embedding cache; ``cache_queries`` False keeps query
+    embeddings out of it (a service's user queries are not worth keeping). Thread-safe:
+    one thread builds a given index while others wait for it, and the searches of one
+    retriever run one at a time.
+    """
+
+    HYBRID_DEPTH = 100  # each component of a hybrid ranks at least this many before fusion
+
+    def __init__(
+        self,
+        systems: Mapping[str, SystemConfig],
+        *,
+        folder: Callable[[str, IndexedPool], Path],
+        embeddings: Path | None = None,
+        cache_queries: bool = True,
+        progress: bool = False,
+    ) -> None:
+        self.systems = dict(systems)
+        self.folder = folder
+        self.embeddings = embeddings
+        self.cache_queries = cache_queries
+        self.progress = progress
+        self.live: dict[tuple[str, str], Loaded] = {}
+        self._loading: dict[tuple[str, str], threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def define(self, system: SystemConfig) -> str:
+        """Add (or replace) a named system, e.g. one a service derives per request; its name."""
+        self.systems[system.name] = system
+        return system.name
+
+    def system(self, name: str) -> SystemConfig:
+        s = self.systems.get(name)
+        if s is None:
+            raise RetrievalError(f"no system named {name!r}; known: {', '.join(self.systems)}")
+        return s
+
+    def leaves(self, name: str, _path: tuple[str, ...] = ()) -> list[str]:
+        """The systems with an index that ranking ``name`` uses (itself, or a hybrid's parts)."""
+        s = self.system(name)
+        if s.kind != "hybrid":
+            return [name]
+        return [x for c in self._components(s, _path) for x in self.leaves(c, (*_path, name))]
+
+    def rank(
+        self,
+        name: str,
+        pool: IndexedPool,
+        queries: list[str],
+        k: int,
+        query_ids: Sequence[str] | None = None,
+        _path: tuple[str, ...] = (),
+    ) -> Run:
+        """System ``name``'s top ``k`` candidates of ``pool`` for each query, in its own order."""
+        s = self.system(name)
+        if s.kind == "hybrid":
+            depth = max(k, self.HYBRID_DEPTH)
+            runs = [
+                self.rank(c, pool, queries, depth, query_ids, (*_path, name))
+                for c in self._components(s, _path)
+            ]
+            return fuse(runs, k, s.fusion, name=name)
+        loaded = self.retriever(name, pool)
+        with loaded.lock:
+            return loaded.retriever.search(queries, k, query_ids)
+
+    def _components(self, s: SystemConfig, path: tuple[str, ...]) -> list[str]:
+        if s.name in path:
+            raise RetrievalError(f"hybrid system {s.name!r} includes itself")
+        if len(s.components) < 2:
+            raise RetrievalError(f"hybrid system {s.name!r} needs at least two components")
+        for c in s.components:
+            if c not in self.systems:
+                raise RetrievalError(
+                    f"hybrid system {s.name!r}: component {c!r} is not a configured system"
+                )
+        return list(s.components)
+
+    def retriever(self, name: str, pool: IndexedPool) -> Loaded:
+        """System ``name``'s retriever over ``pool``, loaded or built on first use."""
+        key = (name, pool.key)
+        loaded = self.live.get(key)
+        if loaded is not None:
+            return loaded
+        with self._guard:
+            lock = self._loading.setdefault(key, threading.Lock())
+        with lock:  # one thread builds; others wait for it instead of building twice
+            loaded = self.live.get(key)
+            if loaded is None:
+                t0 = time.perf_counter()
+                r = self._load_or_build(self.system(name), pool)
+                loaded = self.live[key] = Loaded(r, time.perf_counter() - t0)
+        return loaded
+
+    def _load_or_build(self, s: SystemConfig, pool: IndexedPool) -> Retriever:
+        d = self.folder(s.name, pool)
+        want = {"system_digest": system_digest(s, self.systems), "fingerprint": pool.fingerprint}
+        sidecar = d / STORE_META
+        if sidecar.is_file():
+            try:
+                have = json.loads(sidecar.read_text())
+                if have == want and read_meta(d)["fingerprint"] == want["fingerprint"]:
+                    r = self._adopt(Retriever.load(d, mmap=True), s)
+                    log.info("reusing index %s", d)
+                    return r
+            except (ValueError, KeyError, RetrievalError) as e:
+                log.warning("rebuilding index %s: %s", d, e)
+        r = self._adopt(build_retriever(s, cache_dir=self.embeddings), s)
+        ids = pool.ids
+        if self.progress:
+            log.info("indexing %s candidates for %s", f"{len(ids):,}", s.name)
+        r.index(ids, pool.texts)
+        try:
+            r.save(d)
+            write_text_atomic(sidecar, json.dumps(want, indent=2))
+        except (OSError, NotImplementedError) as e:
+            log.warning("index %s not saved (%s); it is used from memory", d, e)
+        return r
+
+    def _adopt(self, r: Retriever, s: SystemConfig) -> Retriever:
+        r.name = s.name
+        r.use_embedding_cache(self.embeddings, queries=self.cache_queries)
+        return r

@@ -1,0 +1,369 @@
+"""The serving pool: a candidate pool joined once with everything a result shows.
+
+A pool is a built benchmark's candidate pool(s), an explicit candidates file, or
+an ingested sentence collection. Each candidate is joined with its paper's title,
+year and venue and its section heading and neighbouring sentences into one Arrow
+IPC file (``pool.arrow``, :data:`ratio.schemas.POOL`), with sorted-id and filter
+arrays beside it, so a request maps candidate ids to rows with a binary search over
+memory-mapped arrays and never scans Parquet. The file is rebuilt only when an input
+file changes (path, size or mtime); its content fingerprint keys the pool's indexes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ratio.config import RunConfig
+from ratio.io import RatioError, atomic_path, write_text_atomic
+from ratio.retrieval.base import pool_fingerprint
+from ratio.run import RunDir, ServePoolDir, candidate_id
+from ratio.schemas import POOL
+
+POOL_VERSION = "2"  # bump when the pool file's columns or their derivation change
+SOURCES = ("benchmark", "sentences")
+
+
+class ServeError(RatioError):
+    """A request or setup the engine cannot serve; ``status`` is the HTTP code to answer with."""
+
+    status = 400
+
+
+def _signature(paths: Iterable[Path]) -> list[list]:
+    """What the pool was built from: each input's path, size and mtime (cheap to re-check)."""
+    out = []
+    for p in sorted(set(paths)):
+        st = p.stat()
+        out.append([str(p.resolve()), st.st_size, st.st_mtime_ns])
+    return out
+
+
+def _read_many(paths: Sequence[Path], columns: list[str] | None = None) -> pa.Table | None:
+    tables = [pq.read_table(p, columns=columns) for p in paths]
+    if not tables:
+        return None
+    return pa.concat_tables(tables, promote_options="permissive")
+
+
+def _dedup_first(table: pa.Table, key: str) -> pa.Table:
+    """Keep the first row of each ``key`` value (a candidate may sit in several split pools)."""
+    idx = pa.array(np.arange(table.num_rows))
+    firsts = (
+        pa.table({"k": table.column(key), "i": idx})
+        .group_by("k", use_threads=False)
+        .aggregate([("i", "min")])
+        .column("i_min")
+    )
+    return table.take(pa.array(np.sort(firsts.to_numpy()), pa.int64()))
+
+
+def _context(keys: pa.Table, sentences: pa.Table) -> pa.Table:
+    """For each (paper_id, paragraph_idx, sentence_idx, _row): section, previous and next text.
+
+    Three hash joins: the sentence itself (for its heading), the one whose
+    ``sentence_idx`` is one less, and the one whose is one more, in the same
+    paragraph. A neighbour the ingest filtered out has no row, so it stays null.
+    """
+    k3 = ["paper_id", "paragraph_idx", "sentence_idx"]
+    s = sentences.select(k3 + ["section", "text"])
+    one = pa.scalar(1, pa.int32())
+    cur = keys.join(s.select(k3 + ["section"]), k3, join_type="left outer")
+    prev = (
+        s.select(["paper_id", "paragraph_idx", "text"])
+        .append_column("sentence_idx", pc.add(s.column("sentence_idx"), one))
+        .rename_columns(["paper_id", "paragraph_idx", "prev", "sentence_idx"])
+    )
+    nxt = (
+        s.select(["paper_id", "paragraph_idx", "text"])
+        .append_column("sentence_idx", pc.subtract(s.column("sentence_idx"), one))
+        .rename_columns(["paper_id", "paragraph_idx", "next", "sentence_idx"])
+    )
+    out = cur.join(prev, k3, join_type="left outer").join(nxt, k3, join_type="left outer")
+    out = _dedup_first(out, "_row")  # a repeated (paper, para, sent) key must not add rows
+    return out.sort_by("_row")
+
+
+def build_pool_table(
+    candidates: pa.Table, papers: pa.Table | None, sentences: pa.Table | None
+) -> pa.Table:
+    """Join candidates with paper metadata and sentence context into a :data:`ratio.schemas.POOL`
+    table."""
+    n = candidates.num_rows
+    cand = candidates.append_column("_row", pa.array(np.arange(n, dtype=np.int64)))
+    for name, typ in (("origin", pa.string()), ("marker", pa.string())):
+        if name not in cand.column_names:
+            cand = cand.append_column(name, pa.nulls(n, typ))
+    title = pa.nulls(n, pa.string())
+    venue = pa.nulls(n, pa.string())
+    year = cand.column("year").cast(pa.int16())
+    if papers is not None and papers.num_rows:
+        p = _dedup_first(papers.select(["paper_id", "title", "year", "venue"]), "paper_id")
+        p = p.rename_columns(["paper_id", "title", "p_year", "venue"])
+        j = cand.select(["paper_id", "_row"]).join(p, "paper_id", join_type="left outer")
+        j = j.sort_by("_row")
+        title, venue = j.column("title"), j.column("venue")
+        year = pc.coalesce(year, j.column("p_year").cast(pa.int16()))
+    section = prev = nxt = pa.nulls(n, pa.string())
+    if sentences is not None and sentences.num_rows:
+        keys = cand.select(["paper_id", "paragraph_idx", "sentence_idx", "_row"])
+        ctx = _context(keys, sentences)
+        section, prev, nxt = ctx.column("section"), ctx.column("prev"), ctx.column("next")
+        if venue.null_count == n and "venue" in sentences.column_names:
+            v = _dedup_first(sentences.select(["paper_id", "venue"]), "paper_id")
+            j = cand.select(["paper_id", "_row"]).join(v, "paper_id", join_type="left outer")
+            venue = j.sort_by("_row").column("venue")
+    cols = {
+        "candidate_id": cand.column("candidate_id"),
+        "text": cand.column("text"),
+        "paper_id": cand.column("paper_id"),
+        "title": title,
+        "year": year,
+        "venue": venue,
+        "section": section,
+        "section_category": cand.column("section_category"),
+        "origin": cand.column("origin"),
+        "marker": cand.column("marker"),
+        "paragraph_idx": cand.column("paragraph_idx").cast(pa.int32()),
+        "sentence_idx": cand.column("sentence_idx").cast(pa.int32()),
+        "prev": prev,
+        "next": nxt,
+    }
+    return pa.table(
+        {f.name: pa.chunked_array(_chunks(cols[f.name]), f.type) for f in POOL},
+        schema=POOL,
+    )
+
+
+def _chunks(col: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    return col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+
+
+def sentences_as_candidates(sentences: pa.Table) -> pa.Table:
+    """An ingested sentence collection as a CANDIDATES-shaped table (ids as the benchmark's)."""
+    ids = pa.array([candidate_id(m) for m in sentences.column("match").to_pylist()])
+    t = pa.table(
+        {
+            "candidate_id": ids,
+            "text": sentences.column("text"),
+            "paper_id": sentences.column("paper_id"),
+            "year": sentences.column("year"),
+            "section_category": sentences.column("section_category"),
+            "paragraph_idx": sentences.column("paragraph_idx"),
+            "sentence_idx": sentences.column("sentence_idx"),
+        }
+    )
+    return _dedup_first(t, "candidate_id")
+
+
+@dataclass
+class PoolSpec:
+    """Where a pool comes from; ``key`` names its folder under ``<build.out>/serve``."""
+
+    key: str
+    candidates: list[Path]  # CANDIDATES parquet files (empty for source = sentences)
+    papers: list[Path]
+    sentences: list[Path]
+    directory: ServePoolDir  # the pool file and its indexes
+
+
+def pool_spec(
+    cfg: RunConfig,
+    *,
+    source: str = "benchmark",
+    split: str = "",
+    candidates: str | os.PathLike | None = None,
+    index_dir: str | os.PathLike | None = None,
+) -> PoolSpec:
+    """Resolve which files make the pool, from a config and the serve options."""
+    if candidates:
+        path = Path(candidates)
+        if not path.is_file():
+            raise ServeError(f"candidate pool not found: {path}")
+        # <out>/benchmark/<split>/candidates.parquet -> <out>; else the file's folder
+        run = RunDir(path.parents[2] if path.parent.parent.name == "benchmark" else path.parent)
+        digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]
+        key = f"pool-{path.parent.name}-{digest}"
+        cand_files = [path]
+    else:
+        run = RunDir.of(cfg)
+        if source not in SOURCES:
+            raise ServeError(f"unknown source {source!r}; expected one of {', '.join(SOURCES)}")
+        if source == "benchmark":
+            bench = run.benchmark
+            if split:
+                cand_files = [bench.split(split).candidates]
+                if not cand_files[0].is_file():
+                    have = sorted(p.parent.name for p in bench.candidate_files())
+                    raise ServeError(
+                        f"no candidate pool for split {split!r} at {cand_files[0]}; "
+                        f"splits with a pool: {', '.join(have) or 'none (run `ratio build`)'}"
+                    )
+            else:
+                cand_files = bench.candidate_files()
+                if not cand_files:
+                    raise ServeError(
+                        f"no candidate pools under {bench.root} (run `ratio build`, or serve an "
+                        f"ingested collection with --source sentences)"
+                    )
+            key = f"benchmark-{split or 'all'}"
+        else:
+            cand_files = []
+            key = "sentences"
+    sent_files = run.ingest.sentence_shards()
+    if source == "sentences" and not candidates and not sent_files:
+        raise ServeError(f"no sentence shards under {run.ingest.sentences} (run `ratio ingest`)")
+    paper_files = run.ingest.paper_shards()
+    where = ServePoolDir(Path(index_dir)) if index_dir else run.serve_pool(key)
+    return PoolSpec(key, cand_files, paper_files, sent_files, where)
+
+
+class PoolFile:
+    """The memory-mapped pool file plus a sorted-id index for id -> row lookups.
+
+    It is also the pool the service's :class:`~ratio.retrieval.store.IndexStore` indexes
+    (``key``, ``fingerprint``, ``ids``, ``texts``); ids and texts are read only to build.
+    """
+
+    def __init__(self, directory: ServePoolDir) -> None:
+        self.where = directory
+        self.dir = directory.root
+        self.key = directory.root.name
+        meta = json.loads(directory.meta.read_text())
+        self.fingerprint: str = meta["fingerprint"]
+        self.meta = meta
+        self._source = pa.memory_map(str(directory.pool_file), "r")
+        self.table: pa.Table = pa.ipc.open_file(self._source).read_all()
+        self.sorted_ids = np.load(directory.array("sorted_ids"), mmap_mode="r")
+        self.order = np.load(directory.array("order"), mmap_mode="r")
+        self.years = np.load(directory.array("years"), mmap_mode="r")  # -1 where unknown
+        self.venues: list[str] = meta.get("venues", [])
+        self.venue_codes = np.load(directory.array("venue_codes"), mmap_mode="r")  # -1: none
+        self.paper_codes = np.load(directory.array("paper_codes"), mmap_mode="r")
+        self._paper_ids = np.load(directory.array("paper_ids"), mmap_mode="r")
+        self._paper_code: dict[str, int] | None = None
+        self.n = self.table.num_rows
+
+    def rows_of(self, ids: Sequence[str]) -> np.ndarray:
+        """Row numbers of candidate ids (-1 for an id not in the pool)."""
+        if not len(ids) or not self.n:
+            return np.full(len(ids), -1, dtype=np.int64)
+        q = np.asarray(ids, dtype=self.sorted_ids.dtype)
+        pos = np.searchsorted(self.sorted_ids, q)
+        pos = np.minimum(pos, self.n - 1)
+        found = self.sorted_ids[pos] == q
+        return np.where(found, self.order[pos], -1).astype(np.int64)
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        return self.table.column(name)
+
+    @cached_property
+    def ids(self) -> list[str]:
+        return self.column("candidate_id").to_pylist()
+
+    @cached_property
+    def texts(self) -> list[str]:
+        return self.column("text").to_pylist()
+
+    def rows(self, rows: Sequence[int]) -> list[dict]:
+        # one zero-copy slice per row: ``take`` on the memory-mapped, chunked table
+        # would first concatenate whole columns (tens of ms on a 100k pool)
+        return [self.table.slice(int(r), 1).to_pylist()[0] for r in rows]
+
+    def paper_code(self, paper_id: str) -> int:
+        """The integer code of a paper id (-1 when the pool has no sentence of it)."""
+        if self._paper_code is None:
+            self._paper_code = {str(p): i for i, p in enumerate(self._paper_ids)}
+        return self._paper_code.get(paper_id, -1)
+
+    def venue_code(self, venue: str) -> int:
+        v = venue.strip().lower()
+        return next((i for i, x in enumerate(self.venues) if x.lower() == v), -1)
+
+
+def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> PoolFile:
+    """Load the pool file for ``spec``, (re)building it first when its inputs changed."""
+    d = spec.directory
+    sig = {
+        "version": POOL_VERSION,
+        "candidates": _signature(spec.candidates),
+        "papers": _signature(spec.papers),
+        "sentences": _signature(spec.sentences),
+    }
+    if d.meta.is_file() and d.pool_file.is_file():
+        try:
+            old = json.loads(d.meta.read_text())
+        except ValueError:
+            old = {}
+        if old.get("inputs") == sig:
+            return PoolFile(d)
+    t0 = time.perf_counter()
+    cols = ["paper_id", "year", "venue", "section", "section_category", "paragraph_idx"]
+    cols += ["sentence_idx", "text"] + ([] if spec.candidates else ["match"])
+    sentences = _read_many(spec.sentences, cols)
+    if spec.candidates:
+        cands = _dedup_first(_read_many(spec.candidates), "candidate_id")
+        if sentences is not None:  # context only for papers in the pool
+            papers_in_pool = pc.unique(cands.column("paper_id"))
+            sentences = sentences.filter(pc.is_in(sentences.column("paper_id"), papers_in_pool))
+    else:
+        cands = sentences_as_candidates(sentences)
+    papers = _read_many(spec.papers, ["paper_id", "title", "year", "venue"])
+    table = build_pool_table(cands, papers, sentences)
+    ids = table.column("candidate_id").to_pylist()
+    if not ids:
+        raise ServeError(f"the candidate pool {spec.key!r} is empty")
+    fp = pool_fingerprint(ids, table.column("text").to_pylist())
+    id_arr = np.asarray(ids, dtype=str)
+    order = np.argsort(id_arr, kind="stable")
+    years = table.column("year").fill_null(-1).to_numpy().astype(np.int32)
+    venues = sorted(v for v in pc.unique(table.column("venue")).to_pylist() if v)
+    venue_codes = pc.index_in(table.column("venue"), pa.array(venues, pa.string()))
+    venue_codes = venue_codes.fill_null(-1).to_numpy().astype(np.int16)
+    paper_ids = pc.unique(table.column("paper_id").fill_null(""))
+    paper_codes = pc.index_in(table.column("paper_id").fill_null(""), paper_ids)
+    paper_codes = paper_codes.to_numpy().astype(np.int32)
+    paper_ids = np.asarray(paper_ids.to_pylist(), dtype=str)
+    d.root.mkdir(parents=True, exist_ok=True)
+    with atomic_path(d.pool_file) as tmp:
+        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+            w.write_table(table, max_chunksize=1 << 16)
+    arrays = {
+        "sorted_ids": id_arr[order],
+        "order": order,
+        "years": years,
+        "venue_codes": venue_codes,
+        "paper_codes": paper_codes,
+        "paper_ids": paper_ids,
+    }
+    for name, arr in arrays.items():
+        with atomic_path(d.array(name)) as tmp:
+            with open(tmp, "wb") as fh:
+                np.save(fh, arr)
+    meta = {
+        "inputs": sig,
+        "fingerprint": fp,
+        "n": len(ids),
+        "venues": venues,
+        "built_s": round(time.perf_counter() - t0, 3),
+        "with_context": sentences is not None,
+    }
+    write_text_atomic(d.meta, json.dumps(meta, indent=1))
+    if progress:
+        print(
+            f"pool {spec.key}: {len(ids):,} candidates built in {meta['built_s']}s -> {d.root}",
+            file=sys.stderr,
+        )
+    return PoolFile(d)
