@@ -13,13 +13,14 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import re
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from ratio.retrieval.models import offline_hf
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpora" / "neurips" / "neurips-2025-00.jsonl.zst"
@@ -209,7 +210,7 @@ def main() -> None:
         "--models", default="all-MiniLM-L6-v2,potion-mpnet-256,all-mpnet-base-v2", help="comma list"
     )
     args = ap.parse_args()
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    offline_hf()
     sents = sample_sentences(args.docs + args.queries)
     docs, queries = sents[: args.docs], sents[args.docs :]
     print(f"sample: {len(docs)} docs, {len(queries)} queries", file=sys.stderr)

@@ -32,6 +32,8 @@ from pathlib import Path
 import httpx
 import numpy as np
 
+from ratio.retrieval.models import OFFLINE_ENV
+
 REPO = Path(__file__).resolve().parents[1]
 MOVES = ("address", "broaden", "specify")
 
@@ -60,8 +62,8 @@ def start_server(args, port: int, log) -> subprocess.Popen:
         cmd += ["--index-dir", str(args.index_dir)]
     for r in args.retriever:
         cmd += ["--warm", r]
-    env = dict(os.environ, RATIO_THREADS=str(args.cores), OMP_NUM_THREADS=str(args.cores))
-    env.setdefault("HF_HUB_OFFLINE", "1")
+    env = {**OFFLINE_ENV, **os.environ}
+    env.update(RATIO_THREADS=str(args.cores), OMP_NUM_THREADS=str(args.cores))
     cores = (
         sorted(os.sched_getaffinity(0))[: args.cores] if hasattr(os, "sched_getaffinity") else None
     )

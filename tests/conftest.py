@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from ratio.retrieval.models import offline_hf
 from ratio.testing import first_lines, write_zst
 
 pytest_plugins = ["pytester"]  # tests/test_isolation.py runs an inner pytest session
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+offline_hf()
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ratio.judge.backends import JudgeError, resolve_gguf
-from ratio.retrieval.models import ModelNotFoundError
+from ratio.retrieval.models import OFFLINE_ENV, ModelNotFoundError
 
 PROBE = "the sentence a self-check embeds"
 
@@ -149,7 +149,7 @@ def run_check(name: str, timeout_s: float = 120) -> Check:
     """One check in a fresh interpreter; a crash or hang becomes that check's FAIL."""
     t0 = time.perf_counter()
     cmd = [sys.executable, "-m", "ratio.doctor", name]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    env = {**os.environ, **OFFLINE_ENV}
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env)
     except subprocess.TimeoutExpired:

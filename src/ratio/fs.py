@@ -94,33 +94,6 @@ def read_text(p: str | os.PathLike) -> str:
         return f.read().decode("utf-8")
 
 
-def remove(p: str | os.PathLike) -> None:
-    """Delete a file if it is there."""
-    lp = local_path(p)
-    if lp is not None:
-        lp.unlink(missing_ok=True)
-        return
-    fs, path = filesystem(str(p))
-    if fs.exists(path):
-        fs.rm(path)
-
-
-def listdir(p: str | os.PathLike, pattern: str = "*") -> list[str]:
-    """Files directly under ``p`` whose name matches ``pattern``, sorted (empty when absent)."""
-    lp = local_path(p)
-    if lp is not None:
-        return sorted(str(q) for q in lp.glob(pattern) if q.is_file()) if lp.is_dir() else []
-    fs, path = filesystem(str(p))
-    if not fs.isdir(path):
-        return []
-    out = [
-        _qualify(fs, e["name"])
-        for e in fs.ls(path, detail=True)
-        if e.get("type") == "file" and fnmatch.fnmatch(name(e["name"]), pattern)
-    ]
-    return sorted(out)
-
-
 # --------------------------------------------------------------------------- inputs
 
 
@@ -240,15 +213,6 @@ def write_parquet(
     table = with_metadata(table, metadata)
     with output(target) as tmp:
         pq.write_table(table, tmp, compression="zstd")
-
-
-def read_parquet(p: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
-    lp = local_path(p)
-    if lp is not None:
-        return pq.read_table(lp, columns=columns)
-    fs, path = filesystem(str(p))
-    with fs.open(path, "rb") as f:
-        return pq.read_table(f, columns=columns)
 
 
 def sha256(p: str | os.PathLike) -> str:

@@ -12,9 +12,7 @@ from ratio.evaluation.oracle import (
     filter_pool,
     gold_ids,
     gold_pool,
-    gold_pool_ids,
     relation_pool,
-    relation_pool_ids,
 )
 from ratio.metrics import Qrels
 from ratio.schemas import CANDIDATES, QRELS
@@ -43,6 +41,10 @@ def candidates() -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=CANDIDATES)
 
 
+def _ids(pool: pa.Table) -> list[str]:
+    return pool.column("candidate_id").to_pylist()
+
+
 QRELS_D = {"qa1": {"c1": 1}, "qa2": {"c5": 1, "c4": 0}, "qs1": {"c3": 1}}
 
 
@@ -50,10 +52,10 @@ def test_relation_pool_keeps_origin_and_schema(candidates) -> None:
     pool = relation_pool(candidates, "address")
     assert pool.schema == CANDIDATES
     assert pool.column("candidate_id").to_pylist() == ["c1", "c2"]
-    assert relation_pool_ids(candidates, "specify").tolist() == ["c3", "c5"]
+    assert _ids(relation_pool(candidates, "specify")) == ["c3", "c5"]
     # a gold whose origin is another relation is kept on request
     golds = gold_ids(QRELS_D, ["qa1", "qa2"])
-    assert relation_pool_ids(candidates, "address", keep_ids=golds).tolist() == ["c1", "c2", "c5"]
+    assert _ids(relation_pool(candidates, "address", keep_ids=golds)) == ["c1", "c2", "c5"]
 
 
 @pytest.mark.parametrize("as_type", ["dict", "qrels", "table"])
@@ -64,7 +66,7 @@ def test_gold_pool_from_any_qrels_form(candidates, as_type) -> None:
         "table": Qrels.from_dict(QRELS_D).to_table().cast(QRELS),
     }[as_type]
     assert sorted(gold_ids(q).tolist()) == ["c1", "c3", "c5"]  # c4 has relevance 0
-    assert gold_pool_ids(candidates, q, ["qa1", "qa2"]).tolist() == ["c1", "c5"]
+    assert _ids(gold_pool(candidates, q, ["qa1", "qa2"])) == ["c1", "c5"]
     assert gold_pool(candidates, q).num_rows == 3
 
 

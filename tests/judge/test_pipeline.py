@@ -216,6 +216,26 @@ def test_markers_expand_grade_and_write_loadable_lexicon(bench_config, fake_open
     assert {e.source for e in merged.entries if e.marker == "to defuse this quirk"} == {"llm"}
 
 
+def test_cli_markers_expands_grades_and_writes_under_judge_out(bench_config, fake_openai, tmp_path):
+    from typer.testing import CliRunner
+
+    from ratio.cli import app
+
+    fake_openai.responder = lambda s, u: shaped_answer(s, "thwart" in u or "defuse" in u)
+    given = tmp_path / "markers.txt"
+    given.write_text("to defuse this quirk\n\n  to smooth this quirk \n", encoding="utf-8")
+    args = ["judge", "markers", "-c", str(tmp_path / "ratio.toml"), "-r", "address"]
+    args += ["--base-url", fake_openai.base_url, "--expand", "5", "--candidates", str(given)]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.output[: r.output.rindex("}") + 1])
+    # two expanded, two given; "to defuse this quirk" came both ways and is kept once
+    assert summary["graded"] == 4 and summary["kept"] == 2
+    assert summary["by_relation"] == {"address": {"strong-true": 3, "false": 1}}
+    assert summary["lexicon"] == str(RunDir.of(bench_config).judge.lexicon / "lexicon-llm.tsv")
+    assert "judgments/s" in r.output
+
+
 def test_annotation_server_round_trip(bench_config, tmp_path):
     from ratio.judge.annotate import AnnotationStore, make_server, prepare_items, read_items
 

@@ -14,6 +14,7 @@ pytest.importorskip("mcp", reason="the `mcp` package is not installed")
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
+from ratio.retrieval.models import OFFLINE_ENV  # noqa: E402
 from ratio.serve.engine import SearchEngine  # noqa: E402
 from tests.serve.tinyrun import REPO_ROOT  # noqa: E402
 
@@ -37,8 +38,7 @@ async def _session(config, calls):
         args=["-m", "ratio.serve.mcp_server", "--config", str(config), "--split", "test"],
         env={
             "PYTHONPATH": str(REPO_ROOT / "src"),
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
+            **OFFLINE_ENV,
             "PATH": os.environ.get("PATH", ""),
         },
         cwd=str(REPO_ROOT),

@@ -21,13 +21,14 @@ import pytest
 
 import ratio
 from ratio.config import load_config
+from ratio.retrieval.models import OFFLINE_ENV
 from tests.serve.test_mcp import _payload, _session
 from tests.serve.tinyrun import NEURIPS, REPO_ROOT, write_tiny_run
 
 SHIPPED = sorted((REPO_ROOT / "configs").glob("*.toml"))
 QUERY = "Large language models often produce confident but incorrect answers."
 RATIO = [str(Path(sys.executable).with_name("ratio"))]  # the installed command a user types
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+ENV = {**os.environ, **OFFLINE_ENV}
 
 pytestmark = [
     pytest.mark.slow,

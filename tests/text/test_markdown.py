@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import hashlib
+import json
+from collections import Counter
 from pathlib import Path
 
+from ratio.testing import first_lines
 from ratio.text.markdown import parse_markdown
 
 DATA = Path(__file__).parents[1] / "data" / "text"
@@ -203,3 +207,42 @@ def test_plain_abstract_line_and_drop_counts():
         ("Introduction", "introduction", ["Body text."]),
     ]
     assert drops["front_matter"] >= 2
+
+
+def _pin(neurips_slice: Path) -> dict:
+    """Per real paper: each section's heading, category, appendix flag, paragraph count and
+    a digest of its paragraphs and math_after flags, plus the drop counts."""
+    out = {}
+    for shard in sorted(neurips_slice.glob("*.jsonl.zst")):
+        for line in first_lines(shard, 3):
+            rec = json.loads(line)
+            drops: Counter = Counter()
+            secs = parse_markdown(rec["text"], rec["extractor"], drops)
+            out[rec["id"]] = {
+                "extractor": rec["extractor"],
+                "sections": [
+                    [
+                        s.heading,
+                        s.category,
+                        s.is_appendix,
+                        len(s.paragraphs),
+                        hashlib.sha256(
+                            json.dumps([s.paragraphs, s.math_after]).encode()
+                        ).hexdigest()[:16],
+                    ]
+                    for s in secs
+                ],
+                "drops": dict(sorted(drops.items())),
+            }
+    return out
+
+
+def test_real_papers_parse_as_pinned(neurips_slice):
+    """Six real papers (3 Nougat, 3 docling) parse exactly as when the pin was written
+    (tests/data/text/markdown_pinned.json, made by ``_pin``): a refactor of the parser
+    must not move a paragraph, a section or a drop count."""
+    want = json.loads((DATA / "markdown_pinned.json").read_text())
+    got = _pin(neurips_slice)
+    assert got.keys() == want.keys()
+    for pid in want:
+        assert got[pid] == want[pid], pid

@@ -164,12 +164,6 @@ def kv(metadata: dict[str, str] | None) -> str:
     return f", KV_METADATA {{{items}}}"
 
 
-def read_pairs(path: str | os.PathLike) -> pa.Table:
-    import pyarrow.parquet as pq
-
-    return pq.read_table(Path(path)).cast(schemas.PAIRS)
-
-
 # --------------------------------------------------------------------------- partitioned (Ray)
 #
 # Both dedup rules are keyed by ``gold_match`` (a pair's (query, gold) key refines it, and a

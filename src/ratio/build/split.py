@@ -37,7 +37,6 @@ import calendar
 import dataclasses
 import datetime as dt
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -389,12 +388,6 @@ def check_leakage(benchmark_dir: str | os.PathLike) -> int:
         leaks += len(texts & seen)
         seen |= texts
     return leaks
-
-
-def write_split_report_json(result: SplitResult, path: Path) -> None:
-    from ratio.io import write_text_atomic
-
-    write_text_atomic(path, json.dumps(result.to_dict(), indent=1, sort_keys=True))
 
 
 # Partition columns of the Hive-style datasets under ``<benchmark>/dataset/`` (besides ``split``).

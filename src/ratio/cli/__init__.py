@@ -20,8 +20,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-# Each module exposes ``register(app)``. A module that is missing is skipped so the
-# core commands keep working; any other import error (a missing extra) surfaces.
+# Each module keeps its commands as module-level functions and exposes ``register(app)``,
+# the one place that names them (``app.command("x")(x_cmd)``, groups made there too). A
+# module that is missing is skipped so the core commands keep working; any other import
+# error (a missing extra) surfaces.
 _AREAS = [
     "ratio.cli.ingest",
     "ratio.cli.lexicon",

@@ -8,12 +8,12 @@ import typer
 
 from ratio.run import RunDir
 
-export_app = typer.Typer(help="Export the built benchmark to other formats.", no_args_is_help=True)
-
 
 def register(app: typer.Typer) -> None:
     app.command("build")(build_cmd)
-    app.add_typer(export_app, name="export")
+    export = typer.Typer(help="Export the built benchmark to other formats.", no_args_is_help=True)
+    export.command("beir")(export_beir_cmd)
+    app.add_typer(export, name="export")
 
 
 def build_cmd(
@@ -64,7 +64,6 @@ def build_cmd(
     typer.echo(str(result.out_dir))
 
 
-@export_app.command("beir")
 def export_beir_cmd(
     config: Path = typer.Option(..., "--config", "-c", help="Run config (TOML)."),
 ) -> None:

@@ -8,24 +8,26 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("evaluate")
-    def evaluate_cmd(
-        config: Path = typer.Option(..., "--config", "-c", help="run config TOML"),
-        oracle: str = typer.Option(
-            None,
-            help="candidate pool: none (shared), relation (oracle), golds (oracle); "
-            "default: evaluate.oracle",
-        ),
-        system: list[str] = typer.Option(None, "--system", "-s", help="only these systems"),
-        out: str = typer.Option("", help="output folder (default: evaluate.out)"),
-    ) -> None:
-        """Evaluate every configured retriever on every relation of the benchmark split."""
-        from ratio.config import load_config
-        from ratio.evaluation.harness import evaluate_systems
+    app.command("evaluate")(evaluate_cmd)
 
-        overrides = {"evaluate.out": out} if out else None
-        cfg = load_config(config, overrides)
-        res = evaluate_systems(cfg, oracle=oracle or cfg.evaluate.oracle, systems=system or None)
-        md = Path(res.files["md"]).read_text(encoding="utf-8")
-        typer.echo(md)
-        typer.echo(f"wrote {res.files['md']}, .csv, .json and {len(res.files) - 3} TREC runs")
+
+def evaluate_cmd(
+    config: Path = typer.Option(..., "--config", "-c", help="run config TOML"),
+    oracle: str = typer.Option(
+        None,
+        help="candidate pool: none (shared), relation (oracle), golds (oracle); "
+        "default: evaluate.oracle",
+    ),
+    system: list[str] = typer.Option(None, "--system", "-s", help="only these systems"),
+    out: str = typer.Option("", help="output folder (default: evaluate.out)"),
+) -> None:
+    """Evaluate every configured retriever on every relation of the benchmark split."""
+    from ratio.config import load_config
+    from ratio.evaluation.harness import evaluate_systems
+
+    overrides = {"evaluate.out": out} if out else None
+    cfg = load_config(config, overrides)
+    res = evaluate_systems(cfg, oracle=oracle or cfg.evaluate.oracle, systems=system or None)
+    md = Path(res.files["md"]).read_text(encoding="utf-8")
+    typer.echo(md)
+    typer.echo(f"wrote {res.files['md']}, .csv, .json and {len(res.files) - 3} TREC runs")

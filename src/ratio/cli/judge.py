@@ -9,10 +9,20 @@ import typer
 
 from ratio.run import RunDir
 
-judge_app = typer.Typer(
-    help="LLM judging: silver test set, calibration, top-k and pairwise evaluation.",
-    no_args_is_help=True,
-)
+
+def register(app: typer.Typer) -> None:
+    judge = typer.Typer(
+        help="LLM judging: silver test set, calibration, top-k and pairwise evaluation.",
+        no_args_is_help=True,
+    )
+    judge.command("silver")(silver_cmd)
+    judge.command("calibrate")(calibrate_cmd)
+    judge.command("topk")(topk_cmd)
+    judge.command("pairwise")(pairwise_cmd)
+    judge.command("markers")(markers_cmd)
+    judge.command("annotate")(annotate_cmd)
+    app.add_typer(judge, name="judge")
+
 
 _CONFIG = typer.Option(..., "--config", "-c", help="run config TOML")
 _BACKEND = typer.Option("", "--backend", help="openai | batch | llamacpp (default: judge.backend)")
@@ -74,7 +84,6 @@ def _runs(specs: list[str]) -> dict[str, Path]:
     return out
 
 
-@judge_app.command("silver")
 def silver_cmd(
     config: Path = _CONFIG,
     relation: list[str] = typer.Option(None, "--relation", "-r", help="only these relations"),
@@ -97,7 +106,6 @@ def silver_cmd(
     typer.echo(f"wrote {res.out_dir}/{{queries,qrels,candidates,judgments}}.parquet and report.md")
 
 
-@judge_app.command("calibrate")
 def calibrate_cmd(
     labels: Path = typer.Argument(..., help="labels CSV from `ratio judge annotate`"),
     config: Path = _CONFIG,
@@ -143,7 +151,6 @@ def calibrate_cmd(
     typer.echo(_usage_line(judge.usage.to_dict()))
 
 
-@judge_app.command("topk")
 def topk_cmd(
     run: list[str] = typer.Argument(
         ..., help="TREC runs (NAME=PATH or PATH) from `ratio evaluate`"
@@ -171,7 +178,6 @@ def topk_cmd(
     typer.echo(f"wrote {res.out_dir}")
 
 
-@judge_app.command("pairwise")
 def pairwise_cmd(
     first: str = typer.Argument(
         ..., help="NAME=PATH of the first system's TREC run (e.g. the tuned one)"
@@ -199,7 +205,6 @@ def pairwise_cmd(
     typer.echo(f"wrote {res.out_dir}")
 
 
-@judge_app.command("markers")
 def markers_cmd(
     config: Path = _CONFIG,
     relation: list[str] = typer.Option(["address", "broaden"], "--relation", "-r"),
@@ -214,34 +219,21 @@ def markers_cmd(
     base_url: str = _BASE_URL,
 ) -> None:
     """LLM marker expansion + I.1 grading; writes lexicon-llm.tsv (source=llm, strong-true only)."""
-    from ratio.judge import lexicon_llm
-    from ratio.lexicon import load_lexicon
+    from ratio.judge.lexicon_llm import build_llm_lexicon
 
     cfg, judge = _open(config, backend, model, base_url)
-    lex = load_lexicon(cfg.resolve(cfg.lexicon.path) if cfg.lexicon.path else None)
     given = []
     if candidates:
         given = [
             ln.strip() for ln in candidates.read_text(encoding="utf-8").splitlines() if ln.strip()
         ]
-    graded = []
-    for rel in relation:
-        new = (
-            lexicon_llm.expand(judge, lex, rel, n=expand_n, rounds=rounds, seed=cfg.build.seed)
-            if expand_n
-            else []
-        )
-        graded += lexicon_llm.grade(judge, rel, new, origin="expansion")
-        if given:
-            graded += lexicon_llm.grade(judge, rel, given, origin="given")
-    summary = lexicon_llm.write_llm_lexicon(
-        graded, lex, out or RunDir.of(cfg).judge.lexicon, judge.backend.model
+    summary = build_llm_lexicon(
+        cfg, judge, relation, n=expand_n, rounds=rounds, given=given, out_dir=out
     )
     typer.echo(json.dumps(summary, indent=2))
     typer.echo(_usage_line(judge.usage.to_dict()))
 
 
-@judge_app.command("annotate")
 def annotate_cmd(
     config: Path = _CONFIG,
     annotator: str = typer.Option(
@@ -272,7 +264,3 @@ def annotate_cmd(
         prepare_items(cfg, relation, n, items, from_silver=from_silver)
         typer.echo(f"sampled {n} pairs per relation into {items}")
     serve(items, labels or base / "labels.csv", annotator, host, port)
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(judge_app, name="judge")

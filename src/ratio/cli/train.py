@@ -14,63 +14,64 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("train")
-    def train_cmd(
-        config: Path = typer.Option(..., "--config", "-c", help="run config TOML"),
-        relation: str = typer.Option(
-            ..., "--relation", "-r", help="address, broaden, specify or all"
-        ),
-        unified: bool = typer.Option(
-            False, "--unified", help="one model on all relations, relation as instruction"
-        ),
-        out: str = typer.Option("", help="output folder (default: train.out)"),
-    ) -> None:
-        """Fine-tune retrievers on the benchmark's train split, selecting on validation MRR@10."""
-        from ratio.config import load_config
-        from ratio.training.train import summary_rows, train
+    app.command("train")(train_cmd)
+    app.command("train-compare")(compare_cmd)
 
-        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-        cfg = load_config(config, {"train.out": out} if out else None)
-        selections = train(cfg, relation, unified=unified)
-        for row in summary_rows(selections):
-            typer.echo(json.dumps(row))
 
-    @app.command("train-compare")
-    def compare_cmd(
-        config: Path = typer.Option(..., "--config", "-c", help="run config TOML"),
-        split: str = typer.Option("test", help="benchmark split"),
-        max_queries: int = typer.Option(
-            -1, help="seeded queries per relation (default train.test_max_queries; 0 = all)"
-        ),
-        max_pool: int = typer.Option(
-            -1, help="seeded sub-pool size (default train.test_max_pool; 0 = full pool)"
-        ),
-        out: str = typer.Option("", help="output folder (default <train.out>/compare/<split>)"),
-        relation: list[str] = typer.Option(
-            None,
-            "--relation",
-            "-r",
-            help="only these moves (repeatable; default evaluate.relations)",
-        ),
-        specialist: list[str] = typer.Option(
-            None, "--specialist", help="only these moves' specialists (repeatable; default all)"
-        ),
-    ) -> None:
-        """BM25, baseline, specialists, unified model and hybrid on one split (one table)."""
-        from ratio.config import load_config
-        from ratio.training.unified import compare
+def train_cmd(
+    config: Path = typer.Option(..., "--config", "-c", help="run config TOML"),
+    relation: str = typer.Option(..., "--relation", "-r", help="address, broaden, specify or all"),
+    unified: bool = typer.Option(
+        False, "--unified", help="one model on all relations, relation as instruction"
+    ),
+    out: str = typer.Option("", help="output folder (default: train.out)"),
+) -> None:
+    """Fine-tune retrievers on the benchmark's train split, selecting on validation MRR@10."""
+    from ratio.config import load_config
+    from ratio.training.train import summary_rows, train
 
-        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-        cfg = load_config(config)
-        res = compare(
-            cfg,
-            split=split,
-            max_queries=None if max_queries < 0 else max_queries,
-            max_pool=None if max_pool < 0 else max_pool,
-            out=out or None,
-            relations=relation or None,
-            specialists=specialist or None,
-        )
-        typer.echo((res.out_dir / "results.md").read_text(encoding="utf-8"))
-        for note in res.meta["skipped"]:
-            typer.echo(f"skipped {note}")
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    cfg = load_config(config, {"train.out": out} if out else None)
+    selections = train(cfg, relation, unified=unified)
+    for row in summary_rows(selections):
+        typer.echo(json.dumps(row))
+
+
+def compare_cmd(
+    config: Path = typer.Option(..., "--config", "-c", help="run config TOML"),
+    split: str = typer.Option("test", help="benchmark split"),
+    max_queries: int = typer.Option(
+        -1, help="seeded queries per relation (default train.test_max_queries; 0 = all)"
+    ),
+    max_pool: int = typer.Option(
+        -1, help="seeded sub-pool size (default train.test_max_pool; 0 = full pool)"
+    ),
+    out: str = typer.Option("", help="output folder (default <train.out>/compare/<split>)"),
+    relation: list[str] = typer.Option(
+        None,
+        "--relation",
+        "-r",
+        help="only these moves (repeatable; default evaluate.relations)",
+    ),
+    specialist: list[str] = typer.Option(
+        None, "--specialist", help="only these moves' specialists (repeatable; default all)"
+    ),
+) -> None:
+    """BM25, baseline, specialists, unified model and hybrid on one split (one table)."""
+    from ratio.config import load_config
+    from ratio.training.unified import compare
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    cfg = load_config(config)
+    res = compare(
+        cfg,
+        split=split,
+        max_queries=None if max_queries < 0 else max_queries,
+        max_pool=None if max_pool < 0 else max_pool,
+        out=out or None,
+        relations=relation or None,
+        specialists=specialist or None,
+    )
+    typer.echo((res.out_dir / "results.md").read_text(encoding="utf-8"))
+    for note in res.meta["skipped"]:
+        typer.echo(f"skipped {note}")

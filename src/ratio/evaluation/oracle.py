@@ -100,25 +100,6 @@ def gold_pool(
     return filter_pool(candidates, gold_ids(qrels, query_ids))
 
 
-def relation_pool_ids(
-    candidates: pa.Table, relation: str, keep_ids: Iterable[str] | np.ndarray | None = None
-) -> np.ndarray:
-    """Candidate ids of :func:`relation_pool`."""
-    return np.asarray(
-        relation_pool(candidates, relation, keep_ids).column("candidate_id").to_pylist(),
-        dtype=object,
-    )
-
-
-def gold_pool_ids(
-    candidates: pa.Table, qrels: QrelsLike, query_ids: Iterable[str] | None = None
-) -> np.ndarray:
-    """Candidate ids of :func:`gold_pool`."""
-    return np.asarray(
-        gold_pool(candidates, qrels, query_ids).column("candidate_id").to_pylist(), dtype=object
-    )
-
-
 def check_golds_in_pool(
     pool: pa.Table | Iterable[str], qrels: QrelsLike, query_ids: Iterable[str] | None = None
 ) -> None:

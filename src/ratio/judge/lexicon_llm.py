@@ -16,14 +16,18 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ratio.config import RunConfig
 from ratio.io import RatioError, write_text_atomic
 from ratio.judge.prompts import get_prompt
 from ratio.judge.runner import Judge, Task
+from ratio.lexicon import load_lexicon
 from ratio.lexicon.model import Lexicon
 from ratio.lexicon.spans import normalize_marker
+from ratio.run import RunDir
 
 CLASSIFIED = ("address", "broaden")  # Appendix I.1: Specify markers were all expert-vetted
 DEFINITIONS = {
@@ -155,3 +159,31 @@ def write_llm_lexicon(
         "lexicon": str(out_dir / "lexicon-llm.tsv"),
         "review": str(out_dir / "markers-graded.tsv"),
     }
+
+
+def build_llm_lexicon(
+    config: RunConfig,
+    judge: Judge,
+    relations: Iterable[str] = CLASSIFIED,
+    *,
+    n: int = 40,
+    rounds: int = 1,
+    given: list[str] | None = None,
+    out_dir: Path | None = None,
+) -> dict:
+    """Expand and grade each relation's markers against the run's lexicon, then write them.
+
+    ``n`` markers are asked for per expansion round (``0``: no expansion, only ``given``
+    is graded); ``given`` markers are graded under every relation. Writes
+    :func:`write_llm_lexicon` under ``out_dir`` (default ``<judge.out>/lexicon``) and
+    returns its summary.
+    """
+    lexicon = load_lexicon(config.resolve(config.lexicon.path) if config.lexicon.path else None)
+    graded: list[GradedMarker] = []
+    for rel in relations:
+        new = expand(judge, lexicon, rel, n=n, rounds=rounds, seed=config.build.seed) if n else []
+        graded += grade(judge, rel, new, origin="expansion")
+        if given:
+            graded += grade(judge, rel, given, origin="given")
+    out = out_dir or RunDir.of(config).judge.lexicon
+    return write_llm_lexicon(graded, lexicon, out, judge.backend.model)

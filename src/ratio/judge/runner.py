@@ -43,7 +43,6 @@ from ratio.judge.backends import (
 )
 from ratio.judge.cache import JudgmentCache, request_key
 from ratio.judge.prompts import InvalidResponse, Prompt, example_answer, verdicts_only
-from ratio.records import Judgment
 from ratio.run import RunDir
 from ratio.schemas import JUDGMENTS
 
@@ -106,16 +105,6 @@ class Result:
     def p_accept(self) -> float | None:
         """The model's probability of accepting (scored judgments only)."""
         return (self.parsed or {}).get("p_accept") if self.valid else None
-
-    def judgment(self, model: str) -> Judgment:
-        return Judgment(
-            self.task.query_id,
-            self.task.candidate_id,
-            self.task.prompt.id,
-            self.accepted if self.valid else None,
-            self.raw,
-            model,
-        )
 
 
 @dataclass

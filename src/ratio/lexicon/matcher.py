@@ -8,7 +8,6 @@ looks each one up in a dict: cost per sentence is independent of lexicon size.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ratio.lexicon.model import Lexicon
@@ -62,11 +61,6 @@ class MarkerMatcher:
                 break
             pos = text.find(",", pos + 1, limit)
         return best
-
-    def match_many(self, texts: Iterable[str | None]) -> list[MarkerMatch | None]:
-        """:meth:`match` over a batch (e.g. a Parquet column as a Python list)."""
-        m = self.match
-        return [m(t) for t in texts]
 
     def __len__(self) -> int:
         return len(self._table)

@@ -44,10 +44,6 @@ class LexiconEntry:
     file: str = ""
     line: int = 0
 
-    @property
-    def is_distractor(self) -> bool:
-        return self.relation in DISTRACTORS
-
 
 class Lexicon:
     """An immutable set of markers, each under exactly one relation."""

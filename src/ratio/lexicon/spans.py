@@ -34,20 +34,3 @@ def leading_span(match_text: str, max_words: int = 7) -> str | None:
     if not words or len(words) > max_words:
         return None
     return normalize_marker(" ".join(words))
-
-
-def comma_prefixes(text: str, max_chars: int) -> list[tuple[str, int]]:
-    """Every normalized pre-comma prefix of ``text`` up to ``max_chars`` characters.
-
-    Returns ``(normalized prefix, index of the comma)`` pairs, shortest first.
-    """
-    start = len(text) - len(text.lstrip(LEADING_JUNK))
-    out: list[tuple[str, int]] = []
-    limit = start + max_chars + 8  # slack for extra whitespace in the original text
-    pos = text.find(",", start)
-    while 0 <= pos <= limit:
-        key = normalize_marker(text[start:pos])
-        if key:
-            out.append((key, pos))
-        pos = text.find(",", pos + 1)
-    return out

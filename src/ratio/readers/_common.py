@@ -20,7 +20,6 @@ from ratio.records import Paper, Section
 JSONL_SUFFIXES: tuple[str, ...] = (".jsonl", ".jsonl.gz", ".jsonl.zst")
 
 _SOFT_BREAK = re.compile(r"[ \t]*\r?\n[ \t]*")
-_BLANK_LINES = re.compile(r"\n[ \t]*\n")
 _APPENDIX_NUMBER = re.compile(r"^[A-Z](?:\.\d+)*\.?$")
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|2[01]\d\d)(?!\d)")
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?")
@@ -229,12 +228,6 @@ def papers_from_records(
 def join_soft_breaks(text: str) -> str:
     """Join the line breaks inside one paragraph (PDF/LaTeX line wrapping) with a space."""
     return _SOFT_BREAK.sub(" ", text).strip()
-
-
-def split_blocks(text: str) -> list[str]:
-    """Split text on blank lines into paragraphs, joining soft breaks inside each."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return [b for b in (join_soft_breaks(b) for b in _BLANK_LINES.split(text)) if b]
 
 
 def is_appendix_number(number: Any) -> bool:

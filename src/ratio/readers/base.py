@@ -87,11 +87,6 @@ class DropReport:
         """Count an item dropped on purpose (a filter, not an error)."""
         self.counts[kind] += n
 
-    def merge(self, other: DropReport) -> None:
-        self.counts.update(other.counts)
-        room = self.max_messages - len(self.messages)
-        self.messages.extend(other.messages[: max(room, 0)])
-
 
 def list_inputs(inputs: Iterable[str | Path], fmt: str) -> list[Path]:
     """Expand files, folders and globs into a sorted list of inputs of ``fmt``.

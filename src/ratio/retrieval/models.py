@@ -88,12 +88,26 @@ KNOWN_MODELS: dict[str, ModelSpec] = {
 }
 
 
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+"""Keeps the Hugging Face libraries off the (unreachable) hub: every model is a local folder.
+The one place these variables are named; a child process gets them by ``{**os.environ,
+**OFFLINE_ENV}``."""
+
+
+def offline_hf() -> None:
+    """Set :data:`OFFLINE_ENV` in this process unless the user chose otherwise.
+
+    ``huggingface_hub`` reads them once, at import, so this runs before anything imports it.
+    """
+    for name, value in OFFLINE_ENV.items():
+        os.environ.setdefault(name, value)
+
+
 def quiet_offline_hf() -> None:
-    """Before loading a model: never reach for the (unreachable) hub, and keep the libraries'
-    load reports and weight-loading bars out of the user's terminal (our own progress bars
-    say what is happening; a real load failure still raises)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    """Before loading a model: never reach for the hub (:func:`offline_hf`), and keep the
+    libraries' load reports and weight-loading bars out of the user's terminal (our own
+    progress bars say what is happening; a real load failure still raises)."""
+    offline_hf()
     for name in ("transformers", "sentence_transformers"):
         logging.getLogger(name).setLevel(logging.ERROR)
     try:

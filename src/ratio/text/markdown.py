@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 
 from ratio.records import Section
 from ratio.text.hyphens import Vocabulary, decide
@@ -169,22 +170,47 @@ def _is_table_block(lines: list[str]) -> bool:
     return rows > 0 and rows * 2 >= len(lines)
 
 
+@dataclass(slots=True)
 class _Item:
     """A paragraph candidate: text, whether it may be joined to its neighbours, and whether a
     display equation the cleanup removed came right after it (its last sentence may lead
     into that equation: "we have", "is defined as follows:")."""
 
-    __slots__ = ("text", "is_list", "hard_before", "math_after")
-
-    def __init__(self, text: str, is_list: bool, hard_before: bool):
-        self.text = text
-        self.is_list = is_list
-        self.hard_before = hard_before
-        self.math_after = False
+    text: str
+    is_list: bool
+    hard_before: bool
+    math_after: bool = False
 
 
 # Stands in a block's item list where a display equation was removed.
 _DISPLAY = _Item("", False, True)
+
+
+# --- blocks: what the tokenizer makes of the raw text --------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Heading:
+    """A ``#`` heading (``level`` = number of ``#``), or a plain line taken for one."""
+
+    level: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Lines:
+    """The raw lines of one blank-line-delimited block."""
+
+    lines: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Break:
+    """Where display math or an undecoded formula was removed: a hard paragraph break."""
+
+
+_BREAK = _Break()
+_Block = _Heading | _Lines | _Break
 
 
 def _skip_past(lines: list[str], i: int, close: str) -> tuple[int, str]:
@@ -200,8 +226,8 @@ def _skip_past(lines: list[str], i: int, close: str) -> tuple[int, str]:
     return i + 1, rest
 
 
-def _tokenize(text: str) -> list[tuple[str, object]]:
-    """Split raw text into ('heading', (level, text)), ('lines', [..]) and ('break', None).
+def _tokenize(text: str) -> list[_Block]:
+    """Split raw text into headings, blocks of lines and breaks.
 
     Handles multi-block constructs first: fenced code and LaTeX table/figure/algorithm
     environments can contain blank lines.
@@ -214,14 +240,14 @@ def _tokenize(text: str) -> list[tuple[str, object]]:
         text = _MISSING_PAGE.sub("\n\n", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    out: list[tuple[str, object]] = []
+    out: list[_Block] = []
     lines = text.split("\n")
     i, n = 0, len(lines)
     buf: list[str] = []
 
     def flush() -> None:
         if buf:
-            out.append(("lines", buf.copy()))
+            out.append(_Lines(buf.copy()))
             buf.clear()
 
     while i < n:
@@ -234,14 +260,14 @@ def _tokenize(text: str) -> list[tuple[str, object]]:
         c = s[0]
         if c == "\x00":
             flush()
-            out.append(("break", None))
+            out.append(_BREAK)
             i += 1
             continue
         if c == "#":
             m = _HEADING.match(s)
             if m and m.group(2):
                 flush()
-                out.append(("heading", (len(m.group(1)), m.group(2))))
+                out.append(_Heading(len(m.group(1)), m.group(2)))
                 i += 1
                 continue
         elif c == "`" and s.startswith("```"):
@@ -259,7 +285,7 @@ def _tokenize(text: str) -> list[tuple[str, object]]:
                 end = "\\end{" + env + "}"
                 i, rest = _skip_past(lines, i, end)
                 if env in _MATH_ENVS:
-                    out.append(("break", None))
+                    out.append(_BREAK)
                 if rest:
                     buf.append(rest)
                 continue
@@ -267,14 +293,14 @@ def _tokenize(text: str) -> list[tuple[str, object]]:
             # multi-line display math
             flush()
             i, rest = _skip_past(lines, i, "\\]")
-            out.append(("break", None))
+            out.append(_BREAK)
             if rest:
                 buf.append(rest)
             continue
         elif c == "$" and s.startswith("$$") and s.count("$$") == 1:
             flush()
             i, rest = _skip_past(lines, i + 1, "$$")
-            out.append(("break", None))
+            out.append(_BREAK)
             if rest:
                 buf.append(rest)
             continue
@@ -391,177 +417,220 @@ def parse_markdown(
 
 def _parse(text: str, extractor: str, drops: Counter) -> list[Section]:
     text = repair_paper(text, drops)  # line numbers, small caps, glued acronyms
-    tokens = _tokenize(text)
+    blocks = _tokenize(text)
     vocab = Vocabulary(text)  # the paper's own spelling, for line-break hyphens
-    if not any(kind == "heading" for kind, _ in tokens):
+    if not any(isinstance(b, _Heading) for b in blocks):
         # Markdown written by hand or converted from plain text may have no '#' at all: its
         # section titles are plain lines. Promote the known ones, or the whole paper would
         # read as front matter.
-        tokens = [
-            ("heading", (2, val[0].strip()))  # type: ignore[index]
-            if kind == "lines" and len(val) == 1 and _bare_heading(val[0])  # type: ignore[arg-type]
-            else (kind, val)
-            for kind, val in tokens
-        ]
-    # Where does the front matter (title, authors, affiliations) end? At the abstract
-    # heading if any, else at the first heading that is numbered or has a category.
-    start = None
-    for k, (kind, val) in enumerate(tokens):
-        if kind == "heading":
-            h = val[1]  # type: ignore[index]
-            cat = categorize(h)
-            if cat == "abstract":
-                start = k
-                break
-            if cat == "introduction" or _NUMBERED.match(h):
-                break  # an "Abstract" heading after the body starts is not the front matter's end
-    if start is None:
-        for k, (kind, val) in enumerate(tokens):
-            if kind == "heading":
-                h = val[1]  # type: ignore[index]
-                if _NUMBERED.match(h) or categorize(h) != "other":
-                    start = k
-                    break
-    sections: list[Section] = []
-    items_of: list[list[_Item]] = []
-    levels: list[int] = []  # heading depth per section, for category inheritance
-    front: list[_Item] = []
-    front_end = start if start is not None else len(tokens)
-    has_abstract = start is not None and categorize(tokens[start][1][1]) == "abstract"  # type: ignore[index]
-    front_abstract = False  # Nougat sometimes writes the abstract heading as plain text
-    for kind, val in tokens[:front_end]:
-        if kind == "lines":
-            block = _block_items(val, drops, vocab)  # type: ignore[arg-type]
-            for it in block or ():
-                if it is _DISPLAY:
-                    continue
-                if has_abstract:
-                    drops["front_matter"] += 1
-                    continue
-                m = _ABSTRACT_LEAD.match(it.text)
-                if m:
-                    front_abstract = True
-                    it.text = it.text[m.end() :]
-                prose = _is_prose_block(it.text) or (start is None and _is_sentence(it.text))
-                if prose and _keep_item(it, drops):
-                    front.append(it)
-                else:
-                    drops["front_matter"] += 1
-    if front:
-        if front_abstract:
-            sections.append(Section(heading="Abstract", category="abstract"))
-        else:
-            sections.append(Section(heading="", category="other"))
-        items_of.append(front)
-        levels.append(1)
-
-    mode = "body"  # body | refs | checklist | skip (acknowledgements, table of contents)
-    after_refs = False
-    in_appendix = False
-    pending_hard = False
-    for kind, val in tokens[front_end:]:
-        if kind == "lines" and len(val) == 1 and _bare_heading(val[0]):  # type: ignore[arg-type]
-            kind, val = "heading", (2, val[0].strip())  # type: ignore[index]
-        elif kind == "lines" and mode == "refs":
-            # Nougat often loses the first appendix heading after the bibliography:
-            # a short title line or plain prose (no reference entry) ends the references.
-            first = val[0].strip()  # type: ignore[index]
-            if len(val) == 1 and _title_like(first):  # type: ignore[arg-type]
-                kind, val = "heading", (2, first)
-            elif (
-                _is_prose_block(first)
-                and not _LIST_ITEM.match(first)
-                and not _YEAR.search(first[:300])
-            ):
-                sections.append(Section(heading="", category="appendix", is_appendix=True))
-                items_of.append([])
-                levels.append(1)
-                mode, in_appendix, pending_hard = "body", True, True
-        if kind == "break":
-            _mark_math(items_of)
-            pending_hard = True
-            continue
-        if kind == "heading":
-            level, raw = val  # type: ignore[misc]
-            raw = raw.strip().strip("*_ ").strip()
-            if len(raw) > 200 or _CAPTION.match(raw) or _ALGO_TITLE.match(raw):
-                # docling marks some captions and run-on lines as headings
-                drops["caption" if len(raw) <= 200 else "heading_text"] += 1
-                pending_hard = True
-                continue
-            low = raw.lower()
-            bare = strip_numbering(raw, appendix=in_appendix or after_refs)
-            bare_low = bare.lower()
-            if mode == "checklist" and (
-                _CHECKLIST_ITEM.match(low) or _CHECKLIST_ITEM.match(bare_low)
-            ):
-                continue
-            if _REFERENCES.match(bare_low):
-                mode, after_refs = "refs", True
-                drops["references_section"] += 1
-                continue
-            if _CHECKLIST.search(low):
-                mode = "checklist"
-                drops["checklist_section"] += 1
-                continue
-            if _ACKS.match(bare_low) or _CONTENTS.match(bare_low):
-                mode = "skip"
-                drops["skipped_section"] += 1
-                continue
-            mode = "body"
-            if (
-                _APPENDIX_HEAD.match(low)
-                or (after_refs and bare_low != "abstract")
-                or _APPENDIX_NUMBERED.match(raw)
-                and (after_refs or in_appendix or _has_conclusion(sections))
-            ):
-                in_appendix = True
-                bare = strip_numbering(raw, appendix=True)
-            depth = _depth(raw, level, extractor)
-            cat = categorize(bare) if bare else "other"
-            if cat == "other":
-                cat = _parent_category(sections, levels, depth, in_appendix) or "other"
-            if cat == "other" and not in_appendix and depth == 1 and _in_core(sections):
-                # an unnamed top-level section between the introduction and the
-                # experiments is, in ML papers, almost always the method
-                cat = "method"
-            if in_appendix and cat == "other":
-                cat = "appendix"
-            sections.append(Section(heading=bare, category=cat, is_appendix=in_appendix))
-            items_of.append([])
-            levels.append(depth)
-            pending_hard = True
-            continue
-        if mode != "body":
-            continue
-        block = _block_items(val, drops, vocab)  # type: ignore[arg-type]
-        if block is None:
-            continue
-        if not sections:
-            sections.append(Section(heading="", category="other"))
-            items_of.append([])
-            levels.append(1)
-        for it in block:
-            if it is _DISPLAY:
-                _mark_math(items_of)
-                pending_hard = True
-                continue
-            if len(it.text) < 300 and _CHECKLIST_PARA.search(it.text):
-                mode = "checklist"  # Nougat flattens the checklist heading into text
-                drops["checklist_section"] += 1
-                break
-            if _keep_item(it, drops):
-                if pending_hard:
-                    it.hard_before = True
-                    pending_hard = False
-                items_of[-1].append(it)
-    _drop_repeated(items_of, drops)
+        blocks = [_as_bare_heading(b) for b in blocks]
+    start = _body_start(blocks)
+    front_end = start[0] if start is not None else len(blocks)
+    body = _Body(extractor, drops, vocab)
+    front = _front_matter(blocks[:front_end], start, drops, vocab)
+    if front is not None:
+        body.open(*front)
+    for block in blocks[front_end:]:
+        body.feed(block)
+    _drop_repeated(body.items_of, drops)
     result: list[Section] = []
-    for sec, items in zip(sections, items_of, strict=True):
+    for sec, items in zip(body.sections, body.items_of, strict=True):
         sec.paragraphs, sec.math_after = _join_items(items)
         if sec.paragraphs:
             result.append(sec)
     return result
+
+
+def _as_bare_heading(block: _Block) -> _Block:
+    """A one-line block that is a heading without its '#' (:func:`_bare_heading`) as one."""
+    if isinstance(block, _Lines) and len(block.lines) == 1 and _bare_heading(block.lines[0]):
+        return _Heading(2, block.lines[0].strip())
+    return block
+
+
+def _body_start(blocks: list[_Block]) -> tuple[int, str] | None:
+    """Where the front matter (title, authors, affiliations) ends: index and text of the
+    abstract heading if any, else of the first heading that is numbered or has a category."""
+    for k, b in enumerate(blocks):
+        if isinstance(b, _Heading):
+            cat = categorize(b.text)
+            if cat == "abstract":
+                return k, b.text
+            if cat == "introduction" or _NUMBERED.match(b.text):
+                break  # an "Abstract" heading after the body starts is not the front matter's end
+    for k, b in enumerate(blocks):
+        if isinstance(b, _Heading) and (_NUMBERED.match(b.text) or categorize(b.text) != "other"):
+            return k, b.text
+    return None
+
+
+def _front_matter(
+    blocks: list[_Block],
+    start: tuple[int, str] | None,
+    drops: Counter,
+    vocab: Vocabulary | None,
+) -> tuple[Section, list[_Item]] | None:
+    """The prose kept from the front matter, as an opening section (None when it has none).
+
+    With an abstract heading to come, the front matter holds no prose of the paper; else
+    long prose blocks are kept (an unlabeled abstract), and, when no heading ends the front
+    matter at all, sentence-like text too.
+    """
+    has_abstract = start is not None and categorize(start[1]) == "abstract"
+    front: list[_Item] = []
+    front_abstract = False  # Nougat sometimes writes the abstract heading as plain text
+    for b in blocks:
+        if not isinstance(b, _Lines):
+            continue
+        for it in _block_items(b.lines, drops, vocab) or ():
+            if it is _DISPLAY:
+                continue
+            if has_abstract:
+                drops["front_matter"] += 1
+                continue
+            m = _ABSTRACT_LEAD.match(it.text)
+            if m:
+                front_abstract = True
+                it.text = it.text[m.end() :]
+            prose = _is_prose_block(it.text) or (start is None and _is_sentence(it.text))
+            if prose and _keep_item(it, drops):
+                front.append(it)
+            else:
+                drops["front_matter"] += 1
+    if not front:
+        return None
+    if front_abstract:
+        return Section(heading="Abstract", category="abstract"), front
+    return Section(heading="", category="other"), front
+
+
+class _Body:
+    """The paper after its front matter, block by block: headings open sections (or switch
+    to skipping references, checklists, acknowledgements), lines fill the open section."""
+
+    def __init__(self, extractor: str, drops: Counter, vocab: Vocabulary | None) -> None:
+        self.sections: list[Section] = []
+        self.items_of: list[list[_Item]] = []  # each section's paragraph items
+        self.depths: list[int] = []  # each section's heading depth, for category inheritance
+        self.extractor = extractor
+        self.drops = drops
+        self.vocab = vocab
+        self.mode = "body"  # body | refs | checklist | skip (acknowledgements, contents)
+        self.after_refs = False
+        self.in_appendix = False
+        self.pending_hard = False  # the next kept paragraph starts after a hard break
+
+    def feed(self, block: _Block) -> None:
+        block = _as_bare_heading(block)
+        if isinstance(block, _Lines) and self.mode == "refs":
+            block = self._after_references(block)
+        if isinstance(block, _Break):
+            _mark_math(self.items_of)
+            self.pending_hard = True
+        elif isinstance(block, _Heading):
+            self._heading(block.level, block.text)
+        elif self.mode == "body":
+            self._lines(block.lines)
+
+    def open(self, section: Section, items: list[_Item] | None = None, depth: int = 1) -> None:
+        self.sections.append(section)
+        self.items_of.append(items if items is not None else [])
+        self.depths.append(depth)
+
+    def _after_references(self, block: _Lines) -> _Block:
+        """Nougat often loses the first appendix heading after the bibliography: a short
+        title line (taken as the heading) or plain prose (an untitled appendix opens) ends
+        the references."""
+        first = block.lines[0].strip()
+        if len(block.lines) == 1 and _title_like(first):
+            return _Heading(2, first)
+        if _is_prose_block(first) and not _LIST_ITEM.match(first) and not _YEAR.search(first[:300]):
+            self.open(Section(heading="", category="appendix", is_appendix=True))
+            self.mode, self.in_appendix, self.pending_hard = "body", True, True
+        return block
+
+    def _heading(self, level: int, raw: str) -> None:
+        raw = raw.strip().strip("*_ ").strip()
+        if len(raw) > 200 or _CAPTION.match(raw) or _ALGO_TITLE.match(raw):
+            # docling marks some captions and run-on lines as headings
+            self.drops["caption" if len(raw) <= 200 else "heading_text"] += 1
+            self.pending_hard = True
+            return
+        bare = strip_numbering(raw, appendix=self.in_appendix or self.after_refs)
+        if self._skips(raw.lower(), bare.lower()):
+            return
+        self.mode = "body"
+        if self._starts_appendix(raw, bare.lower()):
+            self.in_appendix = True
+            bare = strip_numbering(raw, appendix=True)
+        depth = _depth(raw, level, self.extractor)
+        section = Section(
+            heading=bare, category=self._category(bare, depth), is_appendix=self.in_appendix
+        )
+        self.open(section, depth=depth)
+        self.pending_hard = True
+
+    def _skips(self, low: str, bare_low: str) -> bool:
+        """Whether the heading opens no section: a checklist item, or the start of the
+        references, the checklist or a section without prose (whose mode it switches to)."""
+        if self.mode == "checklist" and (
+            _CHECKLIST_ITEM.match(low) or _CHECKLIST_ITEM.match(bare_low)
+        ):
+            return True
+        if _REFERENCES.match(bare_low):
+            self.mode, self.after_refs = "refs", True
+            self.drops["references_section"] += 1
+            return True
+        if _CHECKLIST.search(low):
+            self.mode = "checklist"
+            self.drops["checklist_section"] += 1
+            return True
+        if _ACKS.match(bare_low) or _CONTENTS.match(bare_low):
+            self.mode = "skip"
+            self.drops["skipped_section"] += 1
+            return True
+        return False
+
+    def _starts_appendix(self, raw: str, bare_low: str) -> bool:
+        return bool(
+            _APPENDIX_HEAD.match(raw.lower())
+            or (self.after_refs and bare_low != "abstract")
+            or _APPENDIX_NUMBERED.match(raw)
+            and (self.after_refs or self.in_appendix or _has_conclusion(self.sections))
+        )
+
+    def _category(self, bare: str, depth: int) -> str:
+        cat = categorize(bare) if bare else "other"
+        if cat == "other":
+            cat = _parent_category(self.sections, self.depths, depth, self.in_appendix) or "other"
+        if cat == "other" and not self.in_appendix and depth == 1 and _in_core(self.sections):
+            # an unnamed top-level section between the introduction and the
+            # experiments is, in ML papers, almost always the method
+            cat = "method"
+        if self.in_appendix and cat == "other":
+            cat = "appendix"
+        return cat
+
+    def _lines(self, lines: list[str]) -> None:
+        block = _block_items(lines, self.drops, self.vocab)
+        if block is None:
+            return
+        if not self.sections:
+            self.open(Section(heading="", category="other"))
+        for it in block:
+            if it is _DISPLAY:
+                _mark_math(self.items_of)
+                self.pending_hard = True
+                continue
+            if len(it.text) < 300 and _CHECKLIST_PARA.search(it.text):
+                self.mode = "checklist"  # Nougat flattens the checklist heading into text
+                self.drops["checklist_section"] += 1
+                break
+            if _keep_item(it, self.drops):
+                if self.pending_hard:
+                    it.hard_before = True
+                    self.pending_hard = False
+                self.items_of[-1].append(it)
 
 
 _SMALL_WORDS = frozenset("a an and as at by for from in of on or the to with via vs".split())
