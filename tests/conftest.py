@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -18,6 +21,16 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
 NEURIPS = SHARED / "corpora" / "neurips"
 MODELS = Path(os.environ.get("RATIO_MODELS", REPO_ROOT / "models"))
+
+
+def load_script(name: str) -> ModuleType:
+    """A fresh import of ``scripts/<name>.py`` (scripts are not a package)."""
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "scripts" / f"{name}.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(mod)
+    return mod
 
 
 @pytest.fixture(scope="session")

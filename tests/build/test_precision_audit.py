@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import REPO_ROOT, load_script
+
 AUDIT_FILES = [
     REPO_ROOT / "tests/data/precision_audit.jsonl",
     REPO_ROOT / "tests/data/precision_audit_round1.jsonl",
@@ -19,18 +18,7 @@ RUN = REPO_ROOT / "runs/neurips"
 FIELDS = {"query_id", "relation", "marker", "query", "gold", "paper_id", "split", "label", "note"}
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location(
-        "precision_audit", REPO_ROOT / "scripts/precision_audit.py"
-    )
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(mod)
-    return mod
-
-
-pa = _load_script()
+pa = load_script("precision_audit")
 
 
 def _rows(path: Path) -> list[dict]:

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import zipfile
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fetch_llm.py"
+from tests.conftest import load_script
 
 
 @pytest.fixture
 def fetch(monkeypatch):
-    spec = importlib.util.spec_from_file_location("fetch_llm", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script("fetch_llm")
     parts = [b"GGUF\x03\x00", b"middle-", b"end"]
     mod.MODELS = {
         "toy": {
