@@ -12,6 +12,7 @@ import pytest
 
 from ratio.io import InputError
 from ratio.readers import DropReport, get_reader, iter_papers, list_inputs
+from ratio.readers import pdf as pdf_reader
 from ratio.readers.pdf import join_line_break, pdfium_pages
 from ratio.text.clean import clean_inline
 from ratio.text.hyphens import Vocabulary
@@ -169,3 +170,30 @@ def test_join_line_break_uses_the_papers_vocabulary():
     assert join_line_break("pre-", "and post-processing") == "pre- and post-processing"
     assert join_line_break("end of line", "next", vocab) == "end of line next"
     assert join_line_break("self-", "attention", Vocabulary("self-attention")) == "self-attention"
+
+
+def test_characters_outside_the_bmp_keep_their_place():
+    """PDFium gives one index per UTF-16 unit: a pair is one character, the next index empty."""
+    math_x = [0xD835, 0xDC65]  # U+1D465 MATHEMATICAL ITALIC SMALL X
+    assert pdf_reader._indexed_chars([ord("a"), *math_x, ord("b")]) == ["a", "\U0001d465", "", "b"]
+    assert pdf_reader._indexed_chars([0xDC65, ord("a"), 0xD835]) == ["\ufffd", "a", "\ufffd"]
+
+
+def test_a_pdf_the_reader_fails_on_is_reported_and_the_rest_is_read(tmp_path, monkeypatch):
+    for name in GOOD:
+        shutil.copy(DATA / f"{name}.pdf", tmp_path)
+    layout = pdf_reader.layout_markdown
+
+    def fail_on_onecol(pages):
+        if any("FieldView" in s.text for p in pages for s in p.segments):
+            raise ValueError("odd page tree")
+        return layout(pages)
+
+    monkeypatch.setattr(pdf_reader, "layout_markdown", fail_on_onecol)
+    report = DropReport()
+    assert [p.id for p in iter_papers([tmp_path], "pdf", report)] == ["twocol"]
+    assert report.counts == {"unreadable_pdf": 1}
+    assert report.messages[0].startswith(f"{tmp_path / 'onecol.pdf'}: the PDF reader failed on it")
+    assert "odd page tree" in report.messages[0]
+    with pytest.raises(InputError, match="onecol.pdf: the PDF reader failed"):
+        list(iter_papers([tmp_path], "pdf", DropReport(strict=True)))
