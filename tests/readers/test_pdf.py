@@ -13,7 +13,7 @@ import pytest
 from ratio.io import InputError
 from ratio.readers import DropReport, get_reader, iter_papers, list_inputs
 from ratio.readers import pdf as pdf_reader
-from ratio.readers.pdf import join_line_break, pdfium_pages
+from ratio.readers.pdf import join_line_break, pdfium_pages, read_pdf_file
 from ratio.text.clean import clean_inline
 from ratio.text.hyphens import Vocabulary
 from ratio.text.segment import segment
@@ -21,6 +21,8 @@ from ratio.text.segment import segment
 pytest.importorskip("pypdfium2")
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pdf"
+# a real ACL Anthology PDF as its authors' LaTeX made it (tests/data/own_corpus/README.md)
+ACL_PDF = Path(__file__).resolve().parents[1] / "data" / "own_corpus" / "papers" / "N18-3011.pdf"
 GOOD = ("onecol", "twocol")
 BAD = {"corrupt": "corrupt_pdf", "encrypted": "encrypted_pdf", "scanned": "no_text_layer"}
 
@@ -170,6 +172,42 @@ def test_join_line_break_uses_the_papers_vocabulary():
     assert join_line_break("pre-", "and post-processing") == "pre- and post-processing"
     assert join_line_break("end of line", "next", vocab) == "end of line next"
     assert join_line_break("self-", "attention", Vocabulary("self-attention")) == "self-attention"
+
+
+def test_a_real_acl_pdf_keeps_run_in_headings_in_the_text_and_page_one_in_column_order():
+    """N18-3011: bold run-in headings ("Model. The input ...") open paragraphs, not sections;
+    page 1's title and author block cross the gutter, its columns are still read in order."""
+    report = DropReport()
+    paper = read_pdf_file(ACL_PDF, "N18-3011", report)
+    assert paper is not None and not report.messages
+    assert paper.title == "Construction of the Literature Graph in Semantic Scholar"
+    assert [s.heading for s in paper.sections] == [
+        "Abstract",
+        "Introduction",
+        "Structure of The Literature Graph",
+        "Node Types",
+        "Edge Types",
+        "Extracting Metadata",
+        "Entity Extraction and Linking",
+        "Approaches",
+        "Entity Extraction Models",
+        "Knowledge Bases",
+        "Entity Linking Models",
+        "Other Research Problems",
+        "Conclusion and Future Work",
+    ]
+    text = {s.heading: " ".join(s.paragraphs) for s in paper.sections}
+    assert text["Introduction"].startswith(
+        "The goal of this work is to facilitate algorithmic discovery in the scientific "
+        "literature. Despite notable advances in scientific search engines, data mining"
+    )
+    assert "Papers. We obtain metadata and PDF files of papers via" in text["Node Types"]
+    assert (
+        "Datasets. We used two datasets: i) a biomedical dataset" in text["Entity Linking Models"]
+    )
+    assert (
+        "Model. The input token representations are passed through" in text["Extracting Metadata"]
+    )
 
 
 def test_characters_outside_the_bmp_keep_their_place():
