@@ -235,3 +235,54 @@ def test_a_pdf_the_reader_fails_on_is_reported_and_the_rest_is_read(tmp_path, mo
     assert "odd page tree" in report.messages[0]
     with pytest.raises(InputError, match="onecol.pdf: the PDF reader failed"):
         list(iter_papers([tmp_path], "pdf", DropReport(strict=True)))
+
+
+def _scaled_font_pdf(lines: list[str], scale: float = 10.0) -> bytes:
+    """A one-page PDF whose text is set in a 1-point Helvetica scaled up by the text matrix."""
+    ops = ["BT", "/F1 1 Tf"]
+    for k, line in enumerate(lines):
+        esc = line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        ops.append(f"{scale} 0 0 {scale} 72 {720 - k * 1.2 * scale:.1f} Tm ({esc}) Tj")
+    ops.append("ET")
+    stream = "\n".join(ops).encode()
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    return bytes(out)
+
+
+def test_a_one_point_font_scaled_by_the_text_matrix_reads_as_prose(tmp_path):
+    """Some PDF tools set text in a 1 pt font scaled up by the text matrix; PDFium reports
+    1 pt, and a word space would look like a column gap (a real one-page excerpt of the
+    SciBERT paper came out empty). The glyph box's height stands in for the size."""
+    lines = [
+        "Introduction",
+        "",
+        "We read papers whose text is set in a one point font that the text",
+        "matrix scales up to the size it is printed at, as some PDF tools write it.",
+        "The reader must still see words, lines and paragraphs in such a file.",
+    ]
+    path = tmp_path / "scaled.pdf"
+    path.write_bytes(_scaled_font_pdf(lines))
+    pages, _ = pdfium_pages(path)
+    assert all(s.size > 5 for s in pages[0].segments)
+    report = DropReport()
+    paper = read_pdf_file(path, "scaled", report)
+    assert paper is not None and not report.messages
+    assert [(s.heading, s.paragraphs) for s in paper.sections] == [
+        ("Introduction", [" ".join(lines[2:])])
+    ]

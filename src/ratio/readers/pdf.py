@@ -61,6 +61,7 @@ SUFFIXES: tuple[str, ...] = (".pdf",)
 
 GAP_EM = 1.0  # a horizontal gap wider than this many font sizes cuts a line into segments
 BAND = 0.08  # top/bottom fraction of the page where running headers and footers live
+MIN_FONT_SIZE = 3.0  # below this, PDFium's font size is not the printed size (see above)
 MIN_CHARS_PER_PAGE = 20  # fewer text characters than this on average: no text layer
 
 _LIGATURES = str.maketrans(
@@ -292,6 +293,10 @@ def _page_segments(page, text_page, pdfium_c) -> tuple[PageText, int]:
         if not pdfium_c.FPDFText_GetLooseCharBox(raw_tp, i, box):
             continue
         size = pdfium_c.FPDFText_GetFontSize(raw_tp, i)
+        if size < MIN_FONT_SIZE:
+            # a 1-point font scaled up by the text matrix (PDFium reports the font's own
+            # size): the glyph box's height stands in, or every word gap looks like a column
+            size = max(box.top - box.bottom, size)
         if not cur:
             # the arXiv identifier stamp and other sideways text run up the margin
             rotated = abs(pdfium_c.FPDFText_GetCharAngle(raw_tp, i)) > 0.1
