@@ -386,10 +386,12 @@ def ingest(
             raise RatioError(
                 f"--format auto reads local files only; give --format for {', '.join(remote)}"
             )
-        detection = detect_inputs(local)
+        detection = detect_inputs(local, exclude=(metadata,) if metadata else ())
         shards, formats = detection.shards, detection.files
         if log is not None:
             log(detection.describe())
+        for error in detection.unknown:
+            report.skip(error)  # reported with the other bad input; raises under strict
     else:
         try:
             found = [*list_inputs(local, fmt), *fs.expand_inputs(remote, get_reader(fmt).suffixes)]
@@ -485,6 +487,8 @@ def _format_hint(local: list[str], fmt: str) -> str:
     except (RatioError, OSError):
         return "; see `ratio formats`, or let --format auto decide"
     names = sorted(det.files)
+    if len(names) > 1:  # no single --format reads them all
+        return f"; {det.describe()}: use --format auto (the default), a reader per kind"
     return f"; {det.describe()}: use --format auto (the default) or --format {names[0]}"
 
 

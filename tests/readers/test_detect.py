@@ -63,6 +63,36 @@ def test_undecidable_and_empty_inputs_name_the_formats_and_the_flag(tmp_path):
 
 def test_the_own_corpus_sample():
     det = detect_inputs([str(DATA / "own_corpus")])
-    assert det.shards == [(str(DATA / "own_corpus"), "plaintext")]
-    assert det.files == {"plaintext": 10}  # README.md travels with the corpus, not a paper
+    assert det.shards == [
+        (str(DATA / "own_corpus"), "pdf"),
+        (str(DATA / "own_corpus"), "plaintext"),
+    ]
+    assert det.files == {"plaintext": 10, "pdf": 2}  # README.md travels with it, not a paper
     assert sorted(det.ignored) == ["README.md", "metadata.csv"]
+
+
+def test_json_beside_the_papers_is_left_out_and_reported():
+    """tests/data/pdf: PDFs with their ground truth as ``*.truth.json`` next to them."""
+    det = detect_inputs([str(DATA / "pdf")])
+    assert det.shards == [(str(DATA / "pdf"), "pdf")] and det.files == {"pdf": 5}
+    assert [(Path(e.source).name, e.kind) for e in det.unknown] == [
+        ("onecol.truth.json", "unknown_format"),
+        ("twocol.truth.json", "unknown_format"),
+    ]
+    assert "keys: abstract, arxiv_id" in str(det.unknown[0])
+    assert det.describe().endswith(
+        "left out 2 JSON file(s) of no known format: onecol.truth.json, twocol.truth.json"
+    )
+    # named on its own, such a file is an error that names the formats and the flag
+    with pytest.raises(RatioError, match=r"onecol.truth.json: cannot tell .*--format"):
+        detect_inputs([str(DATA / "pdf" / "onecol.truth.json")])
+
+
+def test_the_metadata_file_is_not_a_paper_whatever_its_suffix(tmp_path, data_dir):
+    (tmp_path / "a.txt").write_text("Some text.", encoding="utf-8")
+    meta = tmp_path / "metadata.jsonl"
+    meta.write_text(json.dumps({"id": "a", "year": 2020}) + "\n", encoding="utf-8")
+    det = detect_inputs([str(tmp_path)], exclude=(meta,))
+    assert det.files == {"plaintext": 1} and det.ignored == ["metadata.jsonl"]
+    assert not det.unknown
+    assert detect_inputs([str(tmp_path)]).unknown  # not named as metadata: reported

@@ -12,7 +12,8 @@ import pytest
 
 from ratio.io import InputError
 from ratio.readers import DropReport, get_reader, iter_papers, list_inputs
-from ratio.readers.pdf import join_line_break, pdfium_pages
+from ratio.readers import pdf as pdf_reader
+from ratio.readers.pdf import join_line_break, pdfium_pages, read_pdf_file
 from ratio.text.clean import clean_inline
 from ratio.text.hyphens import Vocabulary
 from ratio.text.segment import segment
@@ -20,6 +21,8 @@ from ratio.text.segment import segment
 pytest.importorskip("pypdfium2")
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pdf"
+# a real ACL Anthology PDF as its authors' LaTeX made it (tests/data/own_corpus/README.md)
+ACL_PDF = Path(__file__).resolve().parents[1] / "data" / "own_corpus" / "papers" / "N18-3011.pdf"
 GOOD = ("onecol", "twocol")
 BAD = {"corrupt": "corrupt_pdf", "encrypted": "encrypted_pdf", "scanned": "no_text_layer"}
 
@@ -169,3 +172,117 @@ def test_join_line_break_uses_the_papers_vocabulary():
     assert join_line_break("pre-", "and post-processing") == "pre- and post-processing"
     assert join_line_break("end of line", "next", vocab) == "end of line next"
     assert join_line_break("self-", "attention", Vocabulary("self-attention")) == "self-attention"
+
+
+def test_a_real_acl_pdf_keeps_run_in_headings_in_the_text_and_page_one_in_column_order():
+    """N18-3011: bold run-in headings ("Model. The input ...") open paragraphs, not sections;
+    page 1's title and author block cross the gutter, its columns are still read in order."""
+    report = DropReport()
+    paper = read_pdf_file(ACL_PDF, "N18-3011", report)
+    assert paper is not None and not report.messages
+    assert paper.title == "Construction of the Literature Graph in Semantic Scholar"
+    assert [s.heading for s in paper.sections] == [
+        "Abstract",
+        "Introduction",
+        "Structure of The Literature Graph",
+        "Node Types",
+        "Edge Types",
+        "Extracting Metadata",
+        "Entity Extraction and Linking",
+        "Approaches",
+        "Entity Extraction Models",
+        "Knowledge Bases",
+        "Entity Linking Models",
+        "Other Research Problems",
+        "Conclusion and Future Work",
+    ]
+    text = {s.heading: " ".join(s.paragraphs) for s in paper.sections}
+    assert text["Introduction"].startswith(
+        "The goal of this work is to facilitate algorithmic discovery in the scientific "
+        "literature. Despite notable advances in scientific search engines, data mining"
+    )
+    assert "Papers. We obtain metadata and PDF files of papers via" in text["Node Types"]
+    assert (
+        "Datasets. We used two datasets: i) a biomedical dataset" in text["Entity Linking Models"]
+    )
+    assert (
+        "Model. The input token representations are passed through" in text["Extracting Metadata"]
+    )
+
+
+def test_characters_outside_the_bmp_keep_their_place():
+    """PDFium gives one index per UTF-16 unit: a pair is one character, the next index empty."""
+    math_x = [0xD835, 0xDC65]  # U+1D465 MATHEMATICAL ITALIC SMALL X
+    assert pdf_reader._indexed_chars([ord("a"), *math_x, ord("b")]) == ["a", "\U0001d465", "", "b"]
+    assert pdf_reader._indexed_chars([0xDC65, ord("a"), 0xD835]) == ["\ufffd", "a", "\ufffd"]
+
+
+def test_a_pdf_the_reader_fails_on_is_reported_and_the_rest_is_read(tmp_path, monkeypatch):
+    for name in GOOD:
+        shutil.copy(DATA / f"{name}.pdf", tmp_path)
+    layout = pdf_reader.layout_markdown
+
+    def fail_on_onecol(pages):
+        if any("FieldView" in s.text for p in pages for s in p.segments):
+            raise ValueError("odd page tree")
+        return layout(pages)
+
+    monkeypatch.setattr(pdf_reader, "layout_markdown", fail_on_onecol)
+    report = DropReport()
+    assert [p.id for p in iter_papers([tmp_path], "pdf", report)] == ["twocol"]
+    assert report.counts == {"unreadable_pdf": 1}
+    assert report.messages[0].startswith(f"{tmp_path / 'onecol.pdf'}: the PDF reader failed on it")
+    assert "odd page tree" in report.messages[0]
+    with pytest.raises(InputError, match="onecol.pdf: the PDF reader failed"):
+        list(iter_papers([tmp_path], "pdf", DropReport(strict=True)))
+
+
+def _scaled_font_pdf(lines: list[str], scale: float = 10.0) -> bytes:
+    """A one-page PDF whose text is set in a 1-point Helvetica scaled up by the text matrix."""
+    ops = ["BT", "/F1 1 Tf"]
+    for k, line in enumerate(lines):
+        esc = line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        ops.append(f"{scale} 0 0 {scale} 72 {720 - k * 1.2 * scale:.1f} Tm ({esc}) Tj")
+    ops.append("ET")
+    stream = "\n".join(ops).encode()
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    return bytes(out)
+
+
+def test_a_one_point_font_scaled_by_the_text_matrix_reads_as_prose(tmp_path):
+    """Some PDF tools set text in a 1 pt font scaled up by the text matrix; PDFium reports
+    1 pt, and a word space would look like a column gap (a real one-page excerpt of the
+    SciBERT paper came out empty). The glyph box's height stands in for the size."""
+    lines = [
+        "Introduction",
+        "",
+        "We read papers whose text is set in a one point font that the text",
+        "matrix scales up to the size it is printed at, as some PDF tools write it.",
+        "The reader must still see words, lines and paragraphs in such a file.",
+    ]
+    path = tmp_path / "scaled.pdf"
+    path.write_bytes(_scaled_font_pdf(lines))
+    pages, _ = pdfium_pages(path)
+    assert all(s.size > 5 for s in pages[0].segments)
+    report = DropReport()
+    paper = read_pdf_file(path, "scaled", report)
+    assert paper is not None and not report.messages
+    assert [(s.heading, s.paragraphs) for s in paper.sections] == [
+        ("Introduction", [" ".join(lines[2:])])
+    ]

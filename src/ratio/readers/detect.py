@@ -16,9 +16,12 @@ s2orc            ``body_text`` (2020 pdf_parses, doc2json) or ``grobid_parse`` /
 ===============  =============================================================
 
 A folder may mix kinds: each is read by its own reader (text and PDF files of a folder are
-one shard per kind, JSON files one shard each). Other files (a metadata CSV, a LICENSE) are
-listed as ignored. A JSON file that fits none of the shapes is an error naming the file and
-the formats to pick from with ``--format``.
+one shard per kind, JSON files one shard each). Other files (a metadata CSV, a LICENSE, the
+``--metadata`` file itself) are listed as ignored. A JSON file in a folder that fits none of
+the shapes (ground truth or annotations kept beside the papers, ``paper.truth.json``) is left
+out and reported by name with its keys, like any other bad input: ingest goes on with the rest,
+``--strict`` stops there. A JSON file named on its own that fits none, or a folder where
+nothing fits, is an error naming the file and the formats to pick from with ``--format``.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ class Detection:
     shards: list[tuple[str, str]] = field(default_factory=list)
     files: Counter = field(default_factory=Counter)  # format -> files it will read
     ignored: list[str] = field(default_factory=list)
+    # JSON files in a folder that no reader takes, each with why (for the ingest report)
+    unknown: list[InputError] = field(default_factory=list)
 
     def describe(self) -> str:
         parts = [f"{fmt} ({n} file{'s' * (n != 1)})" for fmt, n in sorted(self.files.items())]
@@ -55,6 +60,10 @@ class Detection:
         if self.ignored:
             shown = ", ".join(self.ignored[:5]) + (" ..." if len(self.ignored) > 5 else "")
             line += f"; ignored {len(self.ignored)} other file(s): {shown}"
+        if self.unknown:
+            names = [Path(e.source).name for e in self.unknown]
+            shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+            line += f"; left out {len(names)} JSON file(s) of no known format: {shown}"
         return line
 
 
@@ -146,19 +155,29 @@ def json_format(rec: dict[str, Any]) -> str | None:
     return None
 
 
-def detect_inputs(inputs: list[str]) -> Detection:
-    """Decide a reader for every paper file under ``inputs`` (files, folders, globs)."""
+def detect_inputs(inputs: list[str], exclude: tuple[str | Path, ...] = ()) -> Detection:
+    """Decide a reader for every paper file under ``inputs`` (files, folders, globs).
+
+    ``exclude``: files that are not papers whatever their name (the ``--metadata`` file).
+    """
     det = Detection()
+    skip = {Path(e).resolve() for e in exclude}
     for item in inputs:
         for path in _expand(str(item)):
             files = _files(path) if path.is_dir() else [path]
             folder_kinds: Counter = Counter()
             for f in files:
                 kind = _kind(f)
-                if kind is None:
+                if kind is None or f.resolve() in skip:
                     det.ignored.append(str(f.relative_to(path)) if path.is_dir() else str(f))
                 elif kind == "json":
-                    fmt = _json_file_format(f)
+                    try:
+                        fmt = _json_file_format(f)
+                    except _UnknownJson as e:
+                        if not path.is_dir():
+                            raise RatioError(f"{e}; {_format_help()}") from None
+                        det.unknown.append(e.error)
+                        continue
                     det.shards.append((str(f), fmt))
                     det.files[fmt] += 1
                 else:
@@ -171,6 +190,8 @@ def detect_inputs(inputs: list[str]) -> Detection:
                     )
                 det.shards.append((str(path), kind))
                 det.files[kind] += n
+    if not det.shards and det.unknown:
+        raise RatioError(f"{det.unknown[0]}; {_format_help()}")
     if not det.shards:
         looked = ", ".join((*TEXT_SUFFIXES, *PDF_SUFFIXES, *JSON_SUFFIXES))
         ignored = f" (found only: {', '.join(det.ignored[:5])})" if det.ignored else ""
@@ -181,16 +202,30 @@ def detect_inputs(inputs: list[str]) -> Detection:
     return det
 
 
+class _UnknownJson(Exception):
+    """A JSON file no reader takes; ``error`` says which and why."""
+
+    def __init__(self, error: InputError):
+        super().__init__(str(error))
+        self.error = error
+
+
 def _json_file_format(path: Path) -> str:
     try:
         rec = first_record(path)
     except InputError as e:
-        raise RatioError(f"{e}; cannot tell its format; {_format_help()}") from e
+        raise _UnknownJson(
+            InputError(path, e.line, f"{e.reason}; cannot tell its format", "unknown_format")
+        ) from e
     fmt = json_format(rec) if rec is not None else None
     if fmt is None:
         keys = ", ".join(sorted(rec)[:12]) if rec else "no JSON object"
-        raise RatioError(
-            f"{path}: cannot tell the format from its first record (keys: {keys}); "
-            + _format_help()
+        raise _UnknownJson(
+            InputError(
+                path,
+                None,
+                f"cannot tell the format from its first record (keys: {keys})",
+                "unknown_format",
+            )
         )
     return fmt

@@ -61,6 +61,7 @@ SUFFIXES: tuple[str, ...] = (".pdf",)
 
 GAP_EM = 1.0  # a horizontal gap wider than this many font sizes cuts a line into segments
 BAND = 0.08  # top/bottom fraction of the page where running headers and footers live
+MIN_FONT_SIZE = 3.0  # below this, PDFium's font size is not the printed size (see above)
 MIN_CHARS_PER_PAGE = 20  # fewer text characters than this on average: no text layer
 
 _LIGATURES = str.maketrans(
@@ -137,11 +138,17 @@ def read_pdf_file(file: Path, pid: str, report: DropReport) -> Paper | None:
     """One PDF as a ``Paper``, or ``None`` after reporting why it cannot be read."""
     try:
         pages, title = pdfium_pages(file)
+        sections = parse_markdown(layout_markdown(pages), extractor="pdf")
     except InputError as e:
         report.skip(e)
         return None
-    text = layout_markdown(pages)
-    sections = parse_markdown(text, extractor="pdf")
+    except RatioError:
+        raise  # not this file's fault (pypdfium2 missing)
+    except Exception as e:  # noqa: BLE001 - one odd PDF must not fail its whole folder's shard
+        report.skip(
+            InputError(file, None, f"the PDF reader failed on it ({e!r})", "unreadable_pdf")
+        )
+        return None
     return Paper(
         id=pid,
         title=title,
@@ -256,9 +263,9 @@ def _page_segments(page, text_page, pdfium_c) -> tuple[PageText, int]:
     count = text_page.count_chars()
     if count <= 0:
         return out, 0
-    text = text_page.get_text_range()
+    text: str | list[str] = text_page.get_text_range()
     if len(text) != count:  # text and char indices must line up; rebuild them one by one
-        text = "".join(chr(pdfium_c.FPDFText_GetUnicode(raw_tp, i)) for i in range(count))
+        text = _indexed_chars([pdfium_c.FPDFText_GetUnicode(raw_tp, i) for i in range(count)])
     box = pdfium_c.FS_RECTF()
     n_text = 0
     # char, x0, x1, top, bottom, size, PDFium index
@@ -273,6 +280,8 @@ def _page_segments(page, text_page, pdfium_c) -> tuple[PageText, int]:
         cur.clear()
 
     for i, ch in enumerate(text):
+        if not ch:
+            continue  # the second half of a surrogate pair, already joined to the first
         if ch in "\r\n":
             flush()
             continue
@@ -284,6 +293,10 @@ def _page_segments(page, text_page, pdfium_c) -> tuple[PageText, int]:
         if not pdfium_c.FPDFText_GetLooseCharBox(raw_tp, i, box):
             continue
         size = pdfium_c.FPDFText_GetFontSize(raw_tp, i)
+        if size < MIN_FONT_SIZE:
+            # a 1-point font scaled up by the text matrix (PDFium reports the font's own
+            # size): the glyph box's height stands in, or every word gap looks like a column
+            size = max(box.top - box.bottom, size)
         if not cur:
             # the arXiv identifier stamp and other sideways text run up the margin
             rotated = abs(pdfium_c.FPDFText_GetCharAngle(raw_tp, i)) > 0.1
@@ -293,6 +306,27 @@ def _page_segments(page, text_page, pdfium_c) -> tuple[PageText, int]:
         cur.append((ch, box.left, box.right, height - box.top, height - box.bottom, size, i))
     flush()
     return out, n_text
+
+
+def _indexed_chars(units: list[int]) -> list[str]:
+    """One string per PDFium character index, from the UTF-16 code units PDFium returns.
+
+    A character outside the Basic Multilingual Plane (the math italic of a formula, 𝑥) takes
+    two indices, one per surrogate: the pair is joined at the first index and the second is
+    left empty, so indices still line up with the character boxes. A lone surrogate, which
+    Parquet cannot store as UTF-8, becomes U+FFFD.
+    """
+    out: list[str] = []
+    for k, u in enumerate(units):
+        if 0xDC00 <= u <= 0xDFFF and out and out[-1] and ord(out[-1]) > 0xFFFF:
+            out.append("")
+        elif 0xD800 <= u <= 0xDBFF and k + 1 < len(units) and 0xDC00 <= units[k + 1] <= 0xDFFF:
+            out.append(chr(0x10000 + ((u - 0xD800) << 10) + (units[k + 1] - 0xDC00)))
+        elif 0xD800 <= u <= 0xDFFF:
+            out.append("\ufffd")
+        else:
+            out.append(chr(u))
+    return out
 
 
 def _split_gaps(
@@ -346,7 +380,16 @@ def layout_markdown(pages: list[PageText]) -> str:
     """
     body = _body_size(pages)
     _drop_margins(pages, body)
-    chunks = [chunk for page in pages for chunk in _page_chunks(page, body)]
+    gutters = [_gutter(page) for page in pages]
+    found = [g for g in gutters if g is not None]
+    # a two-column paper's gutter, for its pages where too much crosses it to find it
+    # alone (page 1: title, authors and venue lines span both columns)
+    paper_gutter = statistics.median(found) if len(found) >= max(2, len(pages) // 2) else None
+    chunks = [
+        chunk
+        for page, g in zip(pages, gutters, strict=True)
+        for chunk in _page_chunks(page, body, g if g is not None else _gutter(page, paper_gutter))
+    ]
     pitch = _line_pitch(chunks, body)
     blocks = _paragraphs(chunks, body, pitch)
     vocab = Vocabulary("\n".join(r for kind, rows in blocks if kind == "para" for r in rows))
@@ -449,8 +492,13 @@ def _in_band(s: Segment, p: PageText) -> bool:
     return s.bottom <= BAND * p.height or s.top >= (1 - BAND) * p.height
 
 
-def _gutter(page: PageText) -> float | None:
-    """The x of a two-column page's gutter, or ``None`` for a one-column page."""
+def _gutter(page: PageText, known: float | None = None) -> float | None:
+    """The x of a two-column page's gutter, or ``None`` for a one-column page.
+
+    ``known`` is the gutter of the paper's other pages: it is accepted on this page with more
+    text crossing it (up to a quarter of the segments, not a tenth), as long as both columns
+    still hold a fair share of the rest.
+    """
     import numpy as np
 
     segs = [s for s in page.segments if len(s.text) >= 3]
@@ -458,16 +506,21 @@ def _gutter(page: PageText) -> float | None:
         return None
     x0 = np.array([s.x0 for s in segs])
     x1 = np.array([s.x1 for s in segs])
-    xs = np.arange(0.3 * page.width, 0.7 * page.width, 1.0)
-    crossing = ((x0[None, :] < xs[:, None] - 1) & (x1[None, :] > xs[:, None] + 1)).sum(axis=1)
-    low = crossing.min()
-    if low > 0.1 * len(segs):
-        return None
-    best = np.flatnonzero(crossing == low)
-    # the longest run of equally empty x values; its middle is the gutter
-    runs = np.split(best, np.flatnonzero(np.diff(best) > 1) + 1)
-    run = max(runs, key=len)
-    g = float(xs[run[len(run) // 2]])
+    if known is not None:
+        if ((x0 < known - 1) & (x1 > known + 1)).sum() > 0.25 * len(segs):
+            return None
+        g = known
+    else:
+        xs = np.arange(0.3 * page.width, 0.7 * page.width, 1.0)
+        crossing = ((x0[None, :] < xs[:, None] - 1) & (x1[None, :] > xs[:, None] + 1)).sum(axis=1)
+        low = crossing.min()
+        if low > 0.1 * len(segs):
+            return None
+        best = np.flatnonzero(crossing == low)
+        # the longest run of equally empty x values; its middle is the gutter
+        runs = np.split(best, np.flatnonzero(np.diff(best) > 1) + 1)
+        run = max(runs, key=len)
+        g = float(xs[run[len(run) // 2]])
     left = sum(1 for s in segs if s.x1 <= g)
     right = sum(1 for s in segs if s.x0 >= g)
     if left < 0.2 * len(segs) or right < 0.2 * len(segs):
@@ -484,12 +537,11 @@ class _Chunk:
     right: float
 
 
-def _page_chunks(page: PageText, body: float) -> list[_Chunk]:
-    """The page's rows in reading order, grouped by column."""
+def _page_chunks(page: PageText, body: float, g: float | None) -> list[_Chunk]:
+    """The page's rows in reading order, grouped by column (``g``: the gutter's x, if any)."""
     segs = sorted(page.segments, key=lambda s: (s.top, s.x0))
     if not segs:
         return []
-    g = _gutter(page)
     if g is None:
         rows = _drop_footnotes(_rows(segs), body)
         left, right = _edges(rows, body)
@@ -634,9 +686,24 @@ def _continues_heading(head: _Row, r: _Row) -> bool:
     return (
         abs(r.size - head.size) < 0.3
         and r.bold == head.bold
-        and 0 <= r.top - head.bottom < 0.8 * r.size
+        # baseline to baseline, as loose glyph boxes of consecutive lines may overlap
+        and 0.5 * head.size < r.top - head.top < 1.8 * head.size
         and r.x0 >= head.x0 - 1
         and not _HEADING_NUM.match(r.text)
+    )
+
+
+def _runs_on(r: _Row, nxt: _Row) -> bool:
+    """The row's sentence goes on in plain type on the next line: body text, not a heading.
+
+    A run-in heading ("**Model.** The input token representations are" / "passed through
+    ...") starts its paragraph's first line in bold; a heading wrapped over two lines goes
+    on in its own type instead.
+    """
+    return (
+        (nxt.text[:1].islower() or nxt.text[:1] == "(")
+        and 0 < nxt.top - r.top < 2 * r.size
+        and (nxt.bold != r.bold or abs(nxt.size - r.size) >= 0.3)
     )
 
 
@@ -669,16 +736,17 @@ def _paragraphs(chunks: list[_Chunk], body: float, pitch: float) -> list[tuple[s
     para_right = 0.0  # right edge of the paragraph so far: an abstract is narrower
     head: _Row | None = None  # the last heading row, while a wrapped heading may go on
     for c in chunks:
-        for r in c.rows:
+        for k, r in enumerate(c.rows):
             if r.size < 0.85 * body and len(r.text) < 8:
                 continue  # a stray sub- or superscript under its line: not a break
-            if head is not None and _continues_heading(head, r):
+            runs_on = k + 1 < len(c.rows) and _runs_on(r, c.rows[k + 1])
+            if head is not None and not runs_on and _continues_heading(head, r):
                 title = blocks[-1][1]
                 title[0] = join_line_break(title[0], r.text)
                 head = r
                 continue
             head = None
-            if _is_heading(r, c, body):
+            if not runs_on and _is_heading(r, c, body):
                 end("heading", r.text)
                 head = r
                 prev = None
