@@ -9,6 +9,7 @@ writes the lexicon's precision tiers (``ratio.lexicon.tiers``): markers below a 
 precision threshold go to ``needs_validation``. See docs/precision-audit.md.
 
     .venv/bin/python scripts/precision_audit.py sample --run runs/neurips --n 50 --seed 7 --out F
+    .venv/bin/python scripts/precision_audit.py sample --split test --include-pending ... # raw test
     .venv/bin/python scripts/precision_audit.py score F
     .venv/bin/python scripts/precision_audit.py tiers --threshold 0.85 --min-audited 10 \\
         --out src/ratio/lexicon/data/tiers.tsv \\
@@ -48,19 +49,29 @@ def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> tuple[float
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def load_pairs(run: Path) -> list[dict]:
-    """All mined query/gold pairs of a build, across splits, in a deterministic order."""
+def load_pairs(
+    run: Path, splits: Sequence[str] = SPLITS, include_pending: bool = False
+) -> list[dict]:
+    """The mined query/gold pairs of a build's ``splits``, in a deterministic order.
+
+    With ``include_pending``, a split's ``pending_queries.parquet`` (test queries of
+    ``needs_validation`` markers, held back for the silver filter) is read too: together
+    with ``queries.parquet`` it is the raw, unfiltered split. Their golds are in the same
+    ``candidates.parquet``; the marker tells the two apart (``data/tiers.tsv``).
+    """
     import pyarrow.parquet as pq
 
+    cols = ["query_id", "text", "relation", "marker", "paper_id", "gold_id"]
     rows: list[dict] = []
-    for split in SPLITS:
+    for split in splits:
         qpath = run / "benchmark" / split / "queries.parquet"
+        ppath = run / "benchmark" / split / "pending_queries.parquet"
         cpath = run / "benchmark" / split / "candidates.parquet"
         if not qpath.exists():
             continue
-        queries = pq.read_table(
-            qpath, columns=["query_id", "text", "relation", "marker", "paper_id", "gold_id"]
-        ).to_pylist()
+        queries = pq.read_table(qpath, columns=cols).to_pylist()
+        if include_pending and ppath.exists():
+            queries += pq.read_table(ppath, columns=cols).to_pylist()
         gold_ids = {q["gold_id"] for q in queries}
         cands = pq.read_table(cpath, columns=["candidate_id", "text"]).to_pylist()
         gold_text = {c["candidate_id"]: c["text"] for c in cands if c["candidate_id"] in gold_ids}
@@ -259,6 +270,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     sp.add_argument("--n", type=int, default=50)
     sp.add_argument("--seed", type=int, default=7)
     sp.add_argument("--out", type=Path, required=True)
+    sp.add_argument(
+        "--split", choices=SPLITS, action="append", help="only this split (repeatable; default all)"
+    )
+    sp.add_argument(
+        "--include-pending",
+        action="store_true",
+        help="also draw from pending_queries.parquet (needs_validation test queries): the raw split",
+    )
     sc = sub.add_parser("score", help="print per-relation precision of a labelled file")
     sc.add_argument("file", type=Path)
     ti = sub.add_parser("tiers", help="per-marker precision and the lexicon's precision tiers")
@@ -281,9 +300,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     if args.cmd == "sample":
-        pairs = load_pairs(args.run)
+        splits = args.split or SPLITS
+        pairs = load_pairs(args.run, splits, args.include_pending)
         if not pairs:
-            print(f"no benchmark queries under {args.run}/benchmark", file=sys.stderr)
+            where = f"{args.run}/benchmark ({', '.join(splits)})"
+            print(f"no benchmark queries under {where}", file=sys.stderr)
             return 2
         sample = draw_sample(pairs, args.n, args.seed)
         args.out.parent.mkdir(parents=True, exist_ok=True)

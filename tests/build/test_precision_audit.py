@@ -113,6 +113,49 @@ def test_sample_is_seeded_and_capped() -> None:
     assert len({r["query_id"] for r in a}) == len(a)
 
 
+def test_load_pairs_by_split_with_pending(tmp_path: Path) -> None:
+    """``--split test --include-pending`` reads the raw test split: queries plus held queries."""
+    import pyarrow as pa_
+    import pyarrow.parquet as pq
+
+    def query(qid: str, rel: str, marker: str, gold: str) -> dict:
+        return {
+            "query_id": qid,
+            "text": f"q {qid}",
+            "relation": rel,
+            "marker": marker,
+            "paper_id": "p",
+            "gold_id": gold,
+        }
+
+    for split, queries, pending in (
+        ("train", [query("t1", "address", "to address this", "g0")], []),
+        (
+            "test",
+            [query("q1", "specify", "for example", "g1")],
+            [query("q2", "broaden", "more generally", "g2")],
+        ),
+    ):
+        d = tmp_path / "benchmark" / split
+        d.mkdir(parents=True)
+        pq.write_table(pa_.Table.from_pylist(queries), d / "queries.parquet")
+        if pending:
+            pq.write_table(pa_.Table.from_pylist(pending), d / "pending_queries.parquet")
+        cands = [
+            {"candidate_id": q["gold_id"], "text": f"gold {q['query_id']}"}
+            for q in queries + pending
+        ]
+        pq.write_table(pa_.Table.from_pylist(cands), d / "candidates.parquet")
+
+    assert [r["query_id"] for r in pa.load_pairs(tmp_path)] == ["t1", "q1"]
+    assert [r["query_id"] for r in pa.load_pairs(tmp_path, ["test"])] == ["q1"]
+    raw = pa.load_pairs(tmp_path, ["test"], include_pending=True)
+    assert [(r["query_id"], r["gold"], r["split"]) for r in raw] == [
+        ("q2", "gold q2", "test"),
+        ("q1", "gold q1", "test"),
+    ]
+
+
 def test_shipped_tiers_are_derived_from_the_audits() -> None:
     """data/tiers.tsv is the script's output for the audit files; rerun it after a new audit."""
     from ratio.lexicon import load_lexicon
