@@ -11,6 +11,7 @@ precision threshold go to ``needs_validation``. See docs/precision-audit.md.
     .venv/bin/python scripts/precision_audit.py sample --run runs/neurips --n 50 --seed 7 --out F
     .venv/bin/python scripts/precision_audit.py sample --split test --include-pending ... # raw test
     .venv/bin/python scripts/precision_audit.py score F
+    .venv/bin/python scripts/precision_audit.py agree F_A F_B   # two passes: percent, kappa
     .venv/bin/python scripts/precision_audit.py tiers --threshold 0.85 --min-audited 10 \\
         --out src/ratio/lexicon/data/tiers.tsv \\
         tests/data/precision_audit_round1.jsonl tests/data/precision_audit.jsonl
@@ -166,6 +167,62 @@ def format_report(stats: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float:
+    """Cohen's kappa of two annotators' binary labels (nan when chance agreement is 1)."""
+    n = len(a)
+    if n == 0 or n != len(b):
+        raise ValueError("two label lists of the same, non-zero length are needed")
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    pa, pb = sum(a) / n, sum(b) / n
+    chance = pa * pb + (1 - pa) * (1 - pb)
+    return (observed - chance) / (1 - chance) if chance < 1 else float("nan")
+
+
+def agreement(a_rows: Iterable[dict], b_rows: Iterable[dict]) -> tuple[dict[str, dict], list]:
+    """Per-relation agreement of two labelled passes over the same pairs (joined on
+    ``query_id``; pairs unlabelled in either pass are skipped) and the disagreements as
+    ``(row_a, row_b)``, in pass-A order."""
+    b_by_id = {r["query_id"]: r for r in b_rows}
+    pairs: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    disagreements = []
+    for ra in a_rows:
+        rb = b_by_id.get(ra["query_id"])
+        if rb is None or ra.get("label") is None or rb.get("label") is None:
+            continue
+        pairs[ra["relation"]].append((bool(ra["label"]), bool(rb["label"])))
+        if bool(ra["label"]) != bool(rb["label"]):
+            disagreements.append((ra, rb))
+    stats = {}
+    for rel, lab in pairs.items():
+        a, b = [x for x, _ in lab], [y for _, y in lab]
+        stats[rel] = {
+            "n": len(lab),
+            "agree": sum(x == y for x, y in lab),
+            "percent": sum(x == y for x, y in lab) / len(lab),
+            "kappa": cohen_kappa(a, b),
+        }
+    return stats, disagreements
+
+
+def format_agreement(stats: dict[str, dict], disagreements: Sequence) -> str:
+    lines = ["relation   agree/n   percent  kappa"]
+    order = [r for r in RELATIONS if r in stats] + sorted(set(stats) - set(RELATIONS))
+    for rel in order:
+        s = stats[rel]
+        lines.append(
+            f"{rel:<10} {s['agree']:>4}/{s['n']:<4} {s['percent']:>7.3f}  {s['kappa']:.3f}"
+        )
+    if disagreements:
+        lines.append(f"\n{len(disagreements)} disagreements (A / B):")
+        for ra, rb in disagreements:
+            lines.append(
+                f"  {ra['relation']:<8} {ra['query_id']}  A={ra['label']!s:<5} "
+                f"B={rb['label']!s:<5} [{ra['marker']}]  A: {ra.get('note', '')}  "
+                f"B: {rb.get('note', '')}"
+            )
+    return "\n".join(lines)
+
+
 @dataclass(frozen=True)
 class MarkerPrecision:
     """Audited pairs of one marker: those the build still yields, how many are valid, and
@@ -280,6 +337,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     sc = sub.add_parser("score", help="print per-relation precision of a labelled file")
     sc.add_argument("file", type=Path)
+    ag = sub.add_parser("agree", help="agreement (percent, Cohen's kappa) of two labelled passes")
+    ag.add_argument("file_a", type=Path)
+    ag.add_argument("file_b", type=Path)
     ti = sub.add_parser("tiers", help="per-marker precision and the lexicon's precision tiers")
     ti.add_argument("files", type=Path, nargs="+", help="labelled audit files (JSONL)")
     ti.add_argument("--threshold", type=float, default=0.85)
@@ -297,6 +357,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.out.write_text(text, encoding="utf-8")
             print(f"wrote {len(stats)} markers to {args.out}", file=sys.stderr)
         print(tiers_markdown(stats, args.threshold, args.min_audited) if args.markdown else text)
+        return 0
+
+    if args.cmd == "agree":
+        stats, dis = agreement(read_labelled(args.file_a), read_labelled(args.file_b))
+        print(format_agreement(stats, dis))
         return 0
 
     if args.cmd == "sample":

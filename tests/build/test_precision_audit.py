@@ -156,6 +156,35 @@ def test_load_pairs_by_split_with_pending(tmp_path: Path) -> None:
     ]
 
 
+def test_agreement_percent_kappa_and_disagreements() -> None:
+    def row(qid: str, rel: str, label: bool | None) -> dict:
+        return {"query_id": qid, "relation": rel, "marker": "m", "label": label, "note": ""}
+
+    a = [
+        row("1", "address", True),
+        row("2", "address", True),
+        row("3", "address", False),
+        row("4", "address", False),
+        row("5", "broaden", True),
+        row("6", "broaden", None),
+    ]
+    b = [
+        row("1", "address", True),
+        row("2", "address", False),
+        row("3", "address", False),
+        row("4", "address", False),
+        row("5", "broaden", True),
+        row("6", "broaden", True),
+    ]
+    stats, dis = pa.agreement(a, b)
+    assert stats["address"]["n"] == 4 and stats["address"]["agree"] == 3
+    # observed 0.75; chance 0.5*0.25 + 0.5*0.75 = 0.5; kappa = 0.25 / 0.5
+    assert math.isclose(stats["address"]["kappa"], 0.5)
+    assert stats["broaden"]["n"] == 1 and math.isnan(stats["broaden"]["kappa"])
+    assert [(x["query_id"], y["label"]) for x, y in dis] == [("2", False)]
+    assert pa.cohen_kappa([True, False], [True, False]) == 1.0
+
+
 def test_shipped_tiers_are_derived_from_the_audits() -> None:
     """data/tiers.tsv is the script's output for the audit files; rerun it after a new audit."""
     from ratio.lexicon import load_lexicon
