@@ -69,6 +69,42 @@ def test_final_audit_ids_exist_in_current_build() -> None:
     assert not missing, f"{len(missing)} audited queries not in the build, e.g. {missing[:3]}"
 
 
+ROUND3 = {
+    p: REPO_ROOT / f"tests/data/precision_audit_round3_{p}.jsonl" for p in ("a", "b", "adjudicated")
+}
+RUN_V2 = REPO_ROOT / "runs/neurips-v2"
+
+
+def test_round3_passes_label_the_same_pairs_and_adjudication_keeps_agreements() -> None:
+    """Round 3: two independent passes over one sample, and the adjudicated labels."""
+    files = {p: _rows(path) for p, path in ROUND3.items()}
+    for rows in files.values():
+        assert len(rows) == 300
+        assert {r["relation"] for r in rows} == set(pa.RELATIONS)
+        for r in rows:
+            assert set(r) == FIELDS, r
+            assert r["label"] in (True, False) and r["split"] == "test"
+            if r["label"] is False:
+                assert r["note"].strip(), f"false without a note: {r['query_id']}"
+    key = [(r["query_id"], r["query"], r["gold"]) for r in files["a"]]
+    assert key == [(r["query_id"], r["query"], r["gold"]) for r in files["adjudicated"]]
+    assert sorted(key) == sorted((r["query_id"], r["query"], r["gold"]) for r in files["b"])
+    b = {r["query_id"]: r["label"] for r in files["b"]}
+    for ra, rj in zip(files["a"], files["adjudicated"], strict=True):
+        if ra["label"] == b[ra["query_id"]]:
+            assert rj["label"] == ra["label"]
+        else:
+            assert rj["note"].startswith("adjudicated"), rj["query_id"]
+
+
+def test_round3_sample_is_the_seeded_draw_of_the_raw_test_split() -> None:
+    if not (RUN_V2 / "benchmark").exists():
+        pytest.skip("no build at runs/neurips-v2")
+    pairs = pa.load_pairs(RUN_V2, ["test"], include_pending=True)
+    drawn = [r["query_id"] for r in pa.draw_sample(pairs, 100, 2026)]
+    assert drawn == [r["query_id"] for r in _rows(ROUND3["a"])]
+
+
 def test_score_precision_and_marker_errors() -> None:
     rows = [
         {"relation": "address", "marker": "a", "label": True},
