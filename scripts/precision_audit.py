@@ -9,7 +9,9 @@ writes the lexicon's precision tiers (``ratio.lexicon.tiers``): markers below a 
 precision threshold go to ``needs_validation``. See docs/precision-audit.md.
 
     .venv/bin/python scripts/precision_audit.py sample --run runs/neurips --n 50 --seed 7 --out F
+    .venv/bin/python scripts/precision_audit.py sample --split test --include-pending ... # raw test
     .venv/bin/python scripts/precision_audit.py score F
+    .venv/bin/python scripts/precision_audit.py agree F_A F_B   # two passes: percent, kappa
     .venv/bin/python scripts/precision_audit.py tiers --threshold 0.85 --min-audited 10 \\
         --out src/ratio/lexicon/data/tiers.tsv \\
         tests/data/precision_audit_round1.jsonl tests/data/precision_audit.jsonl
@@ -48,19 +50,29 @@ def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> tuple[float
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def load_pairs(run: Path) -> list[dict]:
-    """All mined query/gold pairs of a build, across splits, in a deterministic order."""
+def load_pairs(
+    run: Path, splits: Sequence[str] = SPLITS, include_pending: bool = False
+) -> list[dict]:
+    """The mined query/gold pairs of a build's ``splits``, in a deterministic order.
+
+    With ``include_pending``, a split's ``pending_queries.parquet`` (test queries of
+    ``needs_validation`` markers, held back for the silver filter) is read too: together
+    with ``queries.parquet`` it is the raw, unfiltered split. Their golds are in the same
+    ``candidates.parquet``; the marker tells the two apart (``data/tiers.tsv``).
+    """
     import pyarrow.parquet as pq
 
+    cols = ["query_id", "text", "relation", "marker", "paper_id", "gold_id"]
     rows: list[dict] = []
-    for split in SPLITS:
+    for split in splits:
         qpath = run / "benchmark" / split / "queries.parquet"
+        ppath = run / "benchmark" / split / "pending_queries.parquet"
         cpath = run / "benchmark" / split / "candidates.parquet"
         if not qpath.exists():
             continue
-        queries = pq.read_table(
-            qpath, columns=["query_id", "text", "relation", "marker", "paper_id", "gold_id"]
-        ).to_pylist()
+        queries = pq.read_table(qpath, columns=cols).to_pylist()
+        if include_pending and ppath.exists():
+            queries += pq.read_table(ppath, columns=cols).to_pylist()
         gold_ids = {q["gold_id"] for q in queries}
         cands = pq.read_table(cpath, columns=["candidate_id", "text"]).to_pylist()
         gold_text = {c["candidate_id"]: c["text"] for c in cands if c["candidate_id"] in gold_ids}
@@ -152,6 +164,62 @@ def format_report(stats: dict[str, dict]) -> str:
             lines.append(f"\nerrors by marker ({rel}):")
             for marker, c in errs.most_common():
                 lines.append(f"  {c:>3}  {marker}")
+    return "\n".join(lines)
+
+
+def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float:
+    """Cohen's kappa of two annotators' binary labels (nan when chance agreement is 1)."""
+    n = len(a)
+    if n == 0 or n != len(b):
+        raise ValueError("two label lists of the same, non-zero length are needed")
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    pa, pb = sum(a) / n, sum(b) / n
+    chance = pa * pb + (1 - pa) * (1 - pb)
+    return (observed - chance) / (1 - chance) if chance < 1 else float("nan")
+
+
+def agreement(a_rows: Iterable[dict], b_rows: Iterable[dict]) -> tuple[dict[str, dict], list]:
+    """Per-relation agreement of two labelled passes over the same pairs (joined on
+    ``query_id``; pairs unlabelled in either pass are skipped) and the disagreements as
+    ``(row_a, row_b)``, in pass-A order."""
+    b_by_id = {r["query_id"]: r for r in b_rows}
+    pairs: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    disagreements = []
+    for ra in a_rows:
+        rb = b_by_id.get(ra["query_id"])
+        if rb is None or ra.get("label") is None or rb.get("label") is None:
+            continue
+        pairs[ra["relation"]].append((bool(ra["label"]), bool(rb["label"])))
+        if bool(ra["label"]) != bool(rb["label"]):
+            disagreements.append((ra, rb))
+    stats = {}
+    for rel, lab in pairs.items():
+        a, b = [x for x, _ in lab], [y for _, y in lab]
+        stats[rel] = {
+            "n": len(lab),
+            "agree": sum(x == y for x, y in lab),
+            "percent": sum(x == y for x, y in lab) / len(lab),
+            "kappa": cohen_kappa(a, b),
+        }
+    return stats, disagreements
+
+
+def format_agreement(stats: dict[str, dict], disagreements: Sequence) -> str:
+    lines = ["relation   agree/n   percent  kappa"]
+    order = [r for r in RELATIONS if r in stats] + sorted(set(stats) - set(RELATIONS))
+    for rel in order:
+        s = stats[rel]
+        lines.append(
+            f"{rel:<10} {s['agree']:>4}/{s['n']:<4} {s['percent']:>7.3f}  {s['kappa']:.3f}"
+        )
+    if disagreements:
+        lines.append(f"\n{len(disagreements)} disagreements (A / B):")
+        for ra, rb in disagreements:
+            lines.append(
+                f"  {ra['relation']:<8} {ra['query_id']}  A={ra['label']!s:<5} "
+                f"B={rb['label']!s:<5} [{ra['marker']}]  A: {ra.get('note', '')}  "
+                f"B: {rb.get('note', '')}"
+            )
     return "\n".join(lines)
 
 
@@ -259,8 +327,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     sp.add_argument("--n", type=int, default=50)
     sp.add_argument("--seed", type=int, default=7)
     sp.add_argument("--out", type=Path, required=True)
+    sp.add_argument(
+        "--split", choices=SPLITS, action="append", help="only this split (repeatable; default all)"
+    )
+    sp.add_argument(
+        "--include-pending",
+        action="store_true",
+        help="also draw from pending_queries.parquet (needs_validation test queries): the raw split",
+    )
     sc = sub.add_parser("score", help="print per-relation precision of a labelled file")
     sc.add_argument("file", type=Path)
+    ag = sub.add_parser("agree", help="agreement (percent, Cohen's kappa) of two labelled passes")
+    ag.add_argument("file_a", type=Path)
+    ag.add_argument("file_b", type=Path)
     ti = sub.add_parser("tiers", help="per-marker precision and the lexicon's precision tiers")
     ti.add_argument("files", type=Path, nargs="+", help="labelled audit files (JSONL)")
     ti.add_argument("--threshold", type=float, default=0.85)
@@ -280,10 +359,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(tiers_markdown(stats, args.threshold, args.min_audited) if args.markdown else text)
         return 0
 
+    if args.cmd == "agree":
+        stats, dis = agreement(read_labelled(args.file_a), read_labelled(args.file_b))
+        print(format_agreement(stats, dis))
+        return 0
+
     if args.cmd == "sample":
-        pairs = load_pairs(args.run)
+        splits = args.split or SPLITS
+        pairs = load_pairs(args.run, splits, args.include_pending)
         if not pairs:
-            print(f"no benchmark queries under {args.run}/benchmark", file=sys.stderr)
+            where = f"{args.run}/benchmark ({', '.join(splits)})"
+            print(f"no benchmark queries under {where}", file=sys.stderr)
             return 2
         sample = draw_sample(pairs, args.n, args.seed)
         args.out.parent.mkdir(parents=True, exist_ok=True)

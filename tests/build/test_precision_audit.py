@@ -57,6 +57,42 @@ def test_final_audit_ids_exist_in_current_build() -> None:
     assert not missing, f"{len(missing)} audited queries not in the build, e.g. {missing[:3]}"
 
 
+ROUND3 = {
+    p: REPO_ROOT / f"tests/data/precision_audit_round3_{p}.jsonl" for p in ("a", "b", "adjudicated")
+}
+RUN_V2 = REPO_ROOT / "runs/neurips-v2"
+
+
+def test_round3_passes_label_the_same_pairs_and_adjudication_keeps_agreements() -> None:
+    """Round 3: two independent passes over one sample, and the adjudicated labels."""
+    files = {p: _rows(path) for p, path in ROUND3.items()}
+    for rows in files.values():
+        assert len(rows) == 300
+        assert {r["relation"] for r in rows} == set(pa.RELATIONS)
+        for r in rows:
+            assert set(r) == FIELDS, r
+            assert r["label"] in (True, False) and r["split"] == "test"
+            if r["label"] is False:
+                assert r["note"].strip(), f"false without a note: {r['query_id']}"
+    key = [(r["query_id"], r["query"], r["gold"]) for r in files["a"]]
+    assert key == [(r["query_id"], r["query"], r["gold"]) for r in files["adjudicated"]]
+    assert sorted(key) == sorted((r["query_id"], r["query"], r["gold"]) for r in files["b"])
+    b = {r["query_id"]: r["label"] for r in files["b"]}
+    for ra, rj in zip(files["a"], files["adjudicated"], strict=True):
+        if ra["label"] == b[ra["query_id"]]:
+            assert rj["label"] == ra["label"]
+        else:
+            assert rj["note"].startswith("adjudicated"), rj["query_id"]
+
+
+def test_round3_sample_is_the_seeded_draw_of_the_raw_test_split() -> None:
+    if not (RUN_V2 / "benchmark").exists():
+        pytest.skip("no build at runs/neurips-v2")
+    pairs = pa.load_pairs(RUN_V2, ["test"], include_pending=True)
+    drawn = [r["query_id"] for r in pa.draw_sample(pairs, 100, 2026)]
+    assert drawn == [r["query_id"] for r in _rows(ROUND3["a"])]
+
+
 def test_score_precision_and_marker_errors() -> None:
     rows = [
         {"relation": "address", "marker": "a", "label": True},
@@ -99,6 +135,78 @@ def test_sample_is_seeded_and_capped() -> None:
     rels = [r["relation"] for r in a]
     assert rels.count("address") == 50 and rels.count("broaden") == 7
     assert len({r["query_id"] for r in a}) == len(a)
+
+
+def test_load_pairs_by_split_with_pending(tmp_path: Path) -> None:
+    """``--split test --include-pending`` reads the raw test split: queries plus held queries."""
+    import pyarrow as pa_
+    import pyarrow.parquet as pq
+
+    def query(qid: str, rel: str, marker: str, gold: str) -> dict:
+        return {
+            "query_id": qid,
+            "text": f"q {qid}",
+            "relation": rel,
+            "marker": marker,
+            "paper_id": "p",
+            "gold_id": gold,
+        }
+
+    for split, queries, pending in (
+        ("train", [query("t1", "address", "to address this", "g0")], []),
+        (
+            "test",
+            [query("q1", "specify", "for example", "g1")],
+            [query("q2", "broaden", "more generally", "g2")],
+        ),
+    ):
+        d = tmp_path / "benchmark" / split
+        d.mkdir(parents=True)
+        pq.write_table(pa_.Table.from_pylist(queries), d / "queries.parquet")
+        if pending:
+            pq.write_table(pa_.Table.from_pylist(pending), d / "pending_queries.parquet")
+        cands = [
+            {"candidate_id": q["gold_id"], "text": f"gold {q['query_id']}"}
+            for q in queries + pending
+        ]
+        pq.write_table(pa_.Table.from_pylist(cands), d / "candidates.parquet")
+
+    assert [r["query_id"] for r in pa.load_pairs(tmp_path)] == ["t1", "q1"]
+    assert [r["query_id"] for r in pa.load_pairs(tmp_path, ["test"])] == ["q1"]
+    raw = pa.load_pairs(tmp_path, ["test"], include_pending=True)
+    assert [(r["query_id"], r["gold"], r["split"]) for r in raw] == [
+        ("q2", "gold q2", "test"),
+        ("q1", "gold q1", "test"),
+    ]
+
+
+def test_agreement_percent_kappa_and_disagreements() -> None:
+    def row(qid: str, rel: str, label: bool | None) -> dict:
+        return {"query_id": qid, "relation": rel, "marker": "m", "label": label, "note": ""}
+
+    a = [
+        row("1", "address", True),
+        row("2", "address", True),
+        row("3", "address", False),
+        row("4", "address", False),
+        row("5", "broaden", True),
+        row("6", "broaden", None),
+    ]
+    b = [
+        row("1", "address", True),
+        row("2", "address", False),
+        row("3", "address", False),
+        row("4", "address", False),
+        row("5", "broaden", True),
+        row("6", "broaden", True),
+    ]
+    stats, dis = pa.agreement(a, b)
+    assert stats["address"]["n"] == 4 and stats["address"]["agree"] == 3
+    # observed 0.75; chance 0.5*0.25 + 0.5*0.75 = 0.5; kappa = 0.25 / 0.5
+    assert math.isclose(stats["address"]["kappa"], 0.5)
+    assert stats["broaden"]["n"] == 1 and math.isnan(stats["broaden"]["kappa"])
+    assert [(x["query_id"], y["label"]) for x, y in dis] == [("2", False)]
+    assert pa.cohen_kappa([True, False], [True, False]) == 1.0
 
 
 def test_shipped_tiers_are_derived_from_the_audits() -> None:
