@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from ratio.config import load_config
-from ratio.evaluation.harness import load_benchmark
 from ratio.retrieval.dense import Encoder, available_cores
+from ratio.run import RunDir
 
 WARMUP = 64
 
@@ -72,7 +72,7 @@ def main() -> None:
         ap.error("--n must not exceed --pool (the timed sentences are the pool's first)")
 
     cfg = load_config(args.config)
-    bench = load_benchmark(cfg.resolve(cfg.build.out), args.split)
+    bench = RunDir.of(cfg).benchmark.load(args.split)
     rng = np.random.default_rng(args.seed)
     cand = bench.candidates.column("text").to_pylist()
     qtext = bench.queries.column("text").to_pylist()

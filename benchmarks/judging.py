@@ -32,11 +32,11 @@ def sample_tasks(build_out: Path, pairs: int, seed: int):
     import pyarrow.compute as pc
 
     from ratio.build.sample import stratified_sample
-    from ratio.evaluation.harness import load_benchmark
     from ratio.judge.prompts import relation_prompts
     from ratio.judge.silver import silver_tasks
+    from ratio.run import RunDir
 
-    bench = load_benchmark(build_out, "test")
+    bench = RunDir(build_out).benchmark.load("test")
     c = bench.candidates
     gold = dict(zip(c["candidate_id"].to_pylist(), c["text"].to_pylist(), strict=True))
     tasks = []

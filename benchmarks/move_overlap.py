@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ratio.config import load_config
-from ratio.evaluation.harness import load_benchmark
+from ratio.run import RunDir
 from ratio.serve.engine import MOVES, SearchEngine
 
 
@@ -65,7 +65,7 @@ def main() -> None:
     cfg = load_config(args.config)
     engine = SearchEngine.open(cfg, progress=True)
     split = cfg.serve.split or cfg.evaluate.split
-    texts = load_benchmark(cfg.resolve(cfg.build.out), split).queries.column("text").to_pylist()
+    texts = RunDir.of(cfg).benchmark.load(split).queries.column("text").to_pylist()
     idx = np.random.default_rng(args.seed).permutation(len(texts))[: args.queries]
     queries = [texts[i] for i in idx]
     rows = [overlap(engine, queries, args.k, args.retriever)]

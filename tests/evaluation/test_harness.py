@@ -10,7 +10,7 @@ import pytest
 from ratio import schemas
 from ratio.config import load_config
 from ratio.evaluation.harness import EvaluationError, evaluate_systems
-from ratio.run import BenchmarkError
+from ratio.run import BenchmarkError, RunDir
 from tests.conftest import MODELS
 
 # (relation, query, gold) triples; the last specify query shares no word with its gold
@@ -296,11 +296,10 @@ fusion = "score"
     assert all(0.0 <= v <= 1.0 for r in res.rows for v in r["metrics"].values())
     assert (tmp_path / "run" / "embeddings").is_dir()  # embeddings cached under build.out
     # the harness's dense run equals a direct search of the same pool
-    from ratio.evaluation.harness import load_benchmark
     from ratio.metrics.trec import read_run
     from ratio.retrieval.dense import DenseRetriever
 
-    bench = load_benchmark(tmp_path / "run", "test")
+    bench = RunDir(tmp_path / "run").benchmark.load("test")
     direct = DenseRetriever("potion-mpnet-256", prefix="generic")
     direct.index(bench.candidate_ids, bench.candidate_texts)
     qids, texts = bench.relation_queries("address")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ratio.run import RunDir
 from ratio.training.data import (
-    load_split,
     mine_hard_negatives,
     training_pairs,
     validation_set,
@@ -13,7 +13,7 @@ from tests.training.conftest import make_config, write_benchmark
 
 def test_pairs_prefixes_sampling_and_hard_negatives(tmp_path):
     root = write_benchmark(tmp_path / "run", {"address": 20, "specify": 10}, {"address": 5})
-    bench = load_split(make_config(root), "train")
+    bench = RunDir.of(make_config(root)).benchmark.load("train")
     pairs = training_pairs(
         bench, ["address"], query_prefixes={"address": "query: "}, doc_prefix="document: "
     )
@@ -38,7 +38,7 @@ def test_pairs_prefixes_sampling_and_hard_negatives(tmp_path):
 
 def test_validation_sub_pool_holds_every_gold_plus_n_others(tmp_path):
     root = write_benchmark(tmp_path / "run", {"address": 4}, {"address": 12, "specify": 6})
-    bench = load_split(make_config(root), "validation")
+    bench = RunDir.of(make_config(root)).benchmark.load("validation")
     vs = validation_set(
         bench, ["address"], query_prefixes={"address": "q: "}, doc_prefix="d: ", pool_size=7
     )

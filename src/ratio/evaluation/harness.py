@@ -45,11 +45,6 @@ class EvaluationError(RatioError):
     pass
 
 
-def load_benchmark(build_out: Path, split: str) -> Benchmark:
-    """``RunDir(build_out).benchmark.load(split)``, for callers not yet holding a RunDir."""
-    return RunDir(build_out).benchmark.load(split)
-
-
 # ------------------------------------------------------------------ pools
 
 

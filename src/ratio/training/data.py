@@ -8,16 +8,14 @@ with a message naming the file, not after minutes of training.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from ratio.config import RunConfig
 from ratio.evaluation.harness import sub_pool
 from ratio.io import RatioError
 from ratio.records import RELATIONS
 from ratio.retrieval.models import GENERIC_PREFIXES, PREFIX_SETUPS, ModelSpec, prefixes
-from ratio.run import Benchmark, RunDir
+from ratio.run import Benchmark
 
 
 class TrainingError(RatioError):
@@ -110,10 +108,6 @@ class EvalSet:
             "pool_size": len(self.pool_ids),
             "pool": self.description,
         }
-
-
-def load_split(config: RunConfig, split: str) -> Benchmark:
-    return RunDir.of(config).benchmark.load(split)
 
 
 def relation_pairs(bench: Benchmark, relation: str) -> tuple[list[str], list[str], list[str]]:
@@ -293,8 +287,3 @@ def check_relation(relation: str) -> list[str]:
             f"unknown relation {relation!r}; use one of {', '.join(RELATIONS)} or all"
         )
     return [relation]
-
-
-def out_dir(config: RunConfig) -> Path:
-    """``train.out``, or ``<build.out>/models/<base model name>-<prefix>`` when unset."""
-    return RunDir.of(config).trained.root
