@@ -294,7 +294,7 @@ def test_auto_serves_the_unified_model_where_it_wins_on_validation(tmp_path, tin
         base={"specify": 0.29, "broaden": 0.248, "address": 0.2},
         bm25={"specify": 0.25, "broaden": 0.22, "address": 0.25},
     )
-    eng = SearchEngine.open(cfg_dir / "config.toml", split="test")
+    eng = SearchEngine.open(cfg_dir / "config.toml", split="test", warm=["auto", "unified"])
     info = eng.info()
     assert info["per_move"] == {"address": "bm25", "broaden": "trained", "specify": "unified"}
     assert "unified" in info["retrievers"] and info["unified"]["specify"]["instruction"] == (

@@ -180,6 +180,8 @@ class SearchEngine:
             name = self.auto_choice(move)
         if name == f"baseline@{move}":
             t = self._baseline_of(move)
+            if t is None:
+                raise UnknownRetrieverError(f"no trained model for move {move!r} names its base")
             return name, self.store.define(
                 SystemConfig(name=name, kind="dense", model=t.base_model, prefix=t.prefix)
             )
@@ -242,12 +244,12 @@ class SearchEngine:
             )
         )
 
-    def _baseline_of(self, move: str) -> TrainedModel:
+    def _baseline_of(self, move: str) -> TrainedModel | None:
         """The trained model whose untuned base serves as ``baseline@<move>``."""
-        for t in (self.trained.get(move), self.unified.get(move)):
-            if t is not None and t.base_model:
-                return t
-        raise UnknownRetrieverError(f"no trained model for move {move!r} names its base model")
+        return next(
+            (t for t in (self.trained.get(move), self.unified.get(move)) if t and t.base_model),
+            None,
+        )
 
     def auto_choice(self, move: str) -> str:
         """What ``auto`` means for ``move``: whichever of its specialist, the unified model,
@@ -259,8 +261,7 @@ class SearchEngine:
             return "bm25" if self.default == AUTO else self.default
         choice = validation_winner(specialist, unified)
         if choice == "baseline":
-            has_base = any(t is not None and t.base_model for t in (specialist, unified))
-            return f"baseline@{move}" if has_base else "bm25"
+            return f"baseline@{move}" if self._baseline_of(move) else "bm25"
         return choice
 
     def effective_name(self, name: str | None, move: str) -> str:
