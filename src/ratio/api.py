@@ -86,9 +86,10 @@ def search(
 
     ``move`` is ``address`` (approaches to a stated problem), ``broaden`` (more
     general formulations) or ``specify`` (concrete instances). ``retriever``:
-    None/``auto`` (the move's trained model when present, else the configured
-    default), ``bm25``, ``dense``, ``hybrid``, ``trained`` or a system named in
-    the config. Filters: ``year_min``, ``year_max``, ``venue``, ``exclude_paper``.
+    None/``auto`` (per move, the validation winner among BM25, the untuned base
+    model, the move's specialist and the unified model; with nothing trained, the
+    configured default), ``bm25``, ``dense``, ``hybrid``, ``trained`` (the move's
+    specialist), ``unified`` or a system named in the config. Filters: ``year_min``, ``year_max``, ``venue``, ``exclude_paper``.
     Each result is a dict with ``candidate_id``, ``text``, ``paper_id``,
     ``title``, ``year``, ``venue``, ``section``, ``context`` (``prev``/``next``),
     ``score``, ``rank`` and ``retriever``.

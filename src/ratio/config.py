@@ -75,7 +75,7 @@ class BuildConfig:
 @dataclass
 class SystemConfig:
     name: str = ""
-    kind: str = "bm25"  # bm25 | dense | hybrid
+    kind: str = "bm25"  # bm25 | dense | hybrid | instructed
     model: str = ""  # model name in the registry, or a directory
     ngram: int = 1
     prefix: str = "none"  # none | generic | recommended
@@ -85,16 +85,22 @@ class SystemConfig:
     max_pool: int = 0  # 0 = full pool; else a seeded sub-pool containing every gold
     max_queries: int = 0  # 0 = all queries; else a seeded sample per relation, stratified by marker
     backend: str = "auto"  # dense encoder: auto | torch | static | onnx | onnx-int8 | openvino
+    # for instructed: the text put before each query in place of the one dense component's
+    # query prefix (a unified model's per-move instruction); it searches that component's index
+    instruction: str = ""
 
     def identity(self) -> dict:
         """The fields that name this system in digests (index folders, provenance).
 
-        ``backend`` is left out while it is ``auto``, so systems that do not set it keep the
-        digests they had before the field existed (and their built indexes).
+        ``backend`` is left out while it is ``auto`` and ``instruction`` while it is empty, so
+        systems that do not set them keep the digests they had before the fields existed (and
+        their built indexes).
         """
         d = dataclasses.asdict(self)
         if d["backend"] == "auto":
             del d["backend"]
+        if not d["instruction"]:
+            del d["instruction"]
         return d
 
 

@@ -341,9 +341,12 @@ class ServePoolDir:
         return self.root / "retrievers"
 
 
+UNIFIED = "unified"  # the unified relation-conditioned model's target, beside the relations
+
+
 @dataclass(frozen=True)
 class ModelsDir:
-    """Trained retrievers, one folder per target (a relation or ``unified``)."""
+    """Trained retrievers, one folder per target (a relation or :data:`UNIFIED`)."""
 
     root: Path
 

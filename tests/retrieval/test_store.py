@@ -1,4 +1,4 @@
-"""The search path: named systems (BM25, hybrid) ranked through one IndexStore."""
+"""The search path: named systems (BM25, hybrid, instructed) ranked through one IndexStore."""
 
 from __future__ import annotations
 
@@ -75,3 +75,38 @@ def test_hybrid_config_errors(tmp_path):
         s.rank("nothing", POOL, ["x"], 1)
     with pytest.raises(RetrievalError, match="unknown kind"):
         build_retriever(SystemConfig(name="x", kind="splade"))
+
+
+def test_instructed_views_share_one_dense_index(tmp_path):
+    """Two instructed views of one dense system: one index, each query read with its view's
+    instruction in place of the dense system's prefix (a unified model serving two moves)."""
+    from tests.conftest import MODELS
+
+    model = MODELS / "potion-mpnet-256"
+    if not model.is_dir():
+        pytest.skip(f"{model} not downloaded")
+    dense = SystemConfig(name="d", kind="dense", model=str(model), prefix="generic")
+    systems = {
+        "d": dense,
+        "a": SystemConfig(name="a", kind="instructed", components=["d"], instruction="address: "),
+        "b": SystemConfig(name="b", kind="instructed", components=["d"], instruction="broaden: "),
+        "two": SystemConfig(name="two", kind="instructed", components=["d", "uni"]),
+        "uni": SystemConfig(name="uni", kind="bm25"),
+        "sparse": SystemConfig(name="sparse", kind="instructed", components=["uni"]),
+    }
+    s = store(tmp_path, systems)
+    assert s.leaves("a") == ["d"]
+    seen: list[str] = []
+    encoder = s.retriever("d", POOL).retriever.encoder
+    encode = encoder.encode
+    encoder.encode = lambda texts: seen.extend(texts) or encode(texts)
+    ra, rb = (s.rank(v, POOL, ["dense embeddings"], 4).scores[0] for v in ("a", "b"))
+    s.rank("d", POOL, ["dense embeddings"], 4)
+    assert seen == ["address: dense embeddings", "broaden: dense embeddings"] + [
+        "query: dense embeddings"  # the dense system itself keeps its prefix setup
+    ]
+    assert not np.allclose(ra, rb)  # the instruction changes the query vector
+    assert sorted(s.live) == [("d", "shared")]  # the views have no index of their own
+    for bad in ("two", "sparse"):
+        with pytest.raises(RetrievalError, match="exactly one dense component"):
+            s.rank(bad, POOL, ["x"], 1)

@@ -11,12 +11,17 @@ import pyarrow.parquet as pq
 import pytest
 
 from ratio.config import load_config
+from ratio.run import UNIFIED
 from ratio.serve.engine import (
     MOVES,
     SearchEngine,
     ServeError,
     UnknownRetrieverError,
 )
+from ratio.serve.trained import find_trained
+from ratio.training.train import TRAINING_META, relation_metric
+from tests.serve.conftest import STATIC_MODEL
+from tests.serve.tinyrun import MODELS
 
 
 def _sentences(cfg):
@@ -179,8 +184,6 @@ def test_indexes_persist_and_pool_rebuilds_when_inputs_change(tmp_path, tiny_con
 @pytest.mark.slow
 def test_trained_model_is_each_moves_default(tmp_path, tiny_config):
     """A sentence-transformers folder at <out>/models/<move>/best becomes that move's default."""
-    from tests.serve.tinyrun import MODELS
-
     model = MODELS / "all-MiniLM-L6-v2"
     if not model.is_dir():
         pytest.skip(f"{model} not found")
@@ -207,10 +210,6 @@ def test_trained_model_is_each_moves_default(tmp_path, tiny_config):
 def test_training_layout_prefix_and_a_model_worse_than_baseline(tmp_path, tiny_config):
     """<train.out>/<move>/best with the training stage's records: the prefix setup is read
     from ratio_training.json; a model that lost to its baseline is not the ``auto`` choice."""
-    from ratio.serve.engine import find_trained
-    from tests.serve.conftest import STATIC_MODEL
-    from tests.serve.tinyrun import MODELS
-
     cfg_dir = tmp_path / "layout"
     shutil.copytree(tiny_config.parent, cfg_dir, ignore=shutil.ignore_patterns("serve"))
     root = cfg_dir / "run/models/all-MiniLM-L6-v2-generic"  # train.out's default for this config
@@ -220,14 +219,7 @@ def test_training_layout_prefix_and_a_model_worse_than_baseline(tmp_path, tiny_c
         "address": (0.3, 0.1, 0.4),
     }
     for move, (tuned, base, bm25) in scores.items():
-        (root / move).mkdir(parents=True)
-        (root / move / "best").symlink_to(MODELS / STATIC_MODEL, target_is_directory=True)
-        sel = {
-            "selected_trial": 0,
-            "bm25_val_mrr@10": bm25,
-            "trials": [{"trial": 0, "val_mrr@10": tuned, "baseline_val_mrr@10": base}],
-        }
-        (root / move / "selection.json").write_text(json.dumps(sel))
+        _specialist(root, move, tuned, base, bm25)
     found = find_trained(load_config(cfg_dir / "config.toml"))
     assert sorted(found) == ["address", "broaden", "specify"]
     assert found["specify"].worse_than_baseline and not found["broaden"].worse_than_baseline
@@ -242,3 +234,119 @@ def test_training_layout_prefix_and_a_model_worse_than_baseline(tmp_path, tiny_c
     assert (
         res["retriever"] == "trained" and res["results"][0]["candidate_id"] == row["candidate_id"]
     )
+
+
+def _specialist(root, move, tuned, base, bm25):
+    """A specialist as training leaves it: ``<move>/best`` (here the static model) and the
+    selection record with the validation MRR@10 of the tuned model, its base and BM25."""
+    (root / move).mkdir(parents=True)
+    (root / move / "best").symlink_to(MODELS / STATIC_MODEL, target_is_directory=True)
+    sel = {
+        "selected_trial": 0,
+        "bm25_val_mrr@10": bm25,
+        "trials": [{"trial": 0, "val_mrr@10": tuned, "baseline_val_mrr@10": base}],
+    }
+    (root / move / "selection.json").write_text(json.dumps(sel))
+
+
+def _unified(root, tuned, base, bm25):
+    """The unified model as training leaves it: ``unified/best`` linked to the selected trial
+    (here a copy of the static model), its training record with per-move validation MRR@10
+    of the tuned model and its base and the instructions, and selection.json with BM25's
+    (``bm25``: per move, or one number when only the average over moves was recorded)."""
+    best = root / UNIFIED / "trial-0" / "best"
+    shutil.copytree(MODELS / STATIC_MODEL, best)
+    (root / UNIFIED / "best").symlink_to("trial-0/best", target_is_directory=True)
+    record = {
+        "signature": {
+            "base_model": str(MODELS / STATIC_MODEL),
+            "prefix": "generic",
+            "query_prefixes": {m: f"{m}: " for m in MOVES},
+        },
+        "best": {relation_metric(m): v for m, v in tuned.items()},
+        "baseline": {relation_metric(m): v for m, v in base.items()},
+    }
+    (best / TRAINING_META).write_text(json.dumps(record))
+    per_move = isinstance(bm25, dict)
+    sel = {
+        "selected_trial": 0,
+        "bm25_val_mrr@10": sum(bm25.values()) / len(bm25) if per_move else bm25,
+        **({"bm25_val": {relation_metric(m): v for m, v in bm25.items()}} if per_move else {}),
+    }
+    (root / UNIFIED / "selection.json").write_text(json.dumps(sel))
+
+
+def test_auto_serves_the_unified_model_where_it_wins_on_validation(tmp_path, tiny_config):
+    """Per move, ``auto`` serves whichever of BM25, the base model, the move's specialist and
+    the unified model won on validation; the unified model serves from one pool index, each
+    move's query read with that move's instruction."""
+    cfg_dir = tmp_path / "unified"
+    shutil.copytree(tiny_config.parent, cfg_dir, ignore=shutil.ignore_patterns("serve"))
+    root = cfg_dir / "run/models/all-MiniLM-L6-v2-generic"
+    # the NeurIPS run's shape: unified best on Specify, the specialist on Broaden; on
+    # Address both lose to BM25 on the unified model's own (per-move) BM25 record
+    _specialist(root, "specify", 0.36, 0.29, 0.28)
+    _specialist(root, "broaden", 0.303, 0.274, 0.233)
+    _specialist(root, "address", 0.20, 0.19, 0.18)
+    _unified(
+        root,
+        tuned={"specify": 0.41, "broaden": 0.299, "address": 0.21},
+        base={"specify": 0.29, "broaden": 0.248, "address": 0.2},
+        bm25={"specify": 0.25, "broaden": 0.22, "address": 0.25},
+    )
+    eng = SearchEngine.open(cfg_dir / "config.toml", split="test", warm=["auto", "unified"])
+    info = eng.info()
+    assert info["per_move"] == {"address": "bm25", "broaden": "trained", "specify": "unified"}
+    assert "unified" in info["retrievers"] and info["unified"]["specify"]["instruction"] == (
+        "specify: "
+    )
+    assert info["validation_mrr@10"]["address"] == {
+        "bm25": 0.25,  # the better of the two BM25 records (0.18 next to the specialist)
+        "baseline": 0.2,
+        "unified": 0.21,
+        "trained": 0.2,
+    }
+
+    seen: list[str] = []
+    query = eng.pool.rows([2])[0]["text"]
+    res = eng.search(query, "specify", 5)
+    assert res["retriever"] == "unified" and res["note"] is None  # move-specific
+    encoder = eng.store.retriever("unified", eng.pool).retriever.encoder
+    encode = encoder.encode
+    encoder.encode = lambda texts: seen.extend(texts) or encode(texts)
+    spec = eng.search(query, "specify", 5)
+    addr = eng.search(query, "address", 5, retriever="unified")  # explicit, not auto's choice
+    assert addr["retriever"] == "unified" and addr["results"][0]["retriever"] == "unified"
+    assert seen == [f"specify: {query}", f"address: {query}"]  # each move's instruction
+    assert [h["score"] for h in spec["results"]] != [h["score"] for h in addr["results"]]
+    assert [k for k in eng.store.live if k[0].startswith("unified")] == [("unified", eng.pool.key)]
+    hyb = eng.search(query, "specify", 3, retriever="hybrid")
+    assert hyb["note"] is None and "unified" in eng.store.leaves("hybrid@specify")
+    assert eng.search(query, "broaden", 3)["retriever"] == "trained"
+    assert eng.search(query, "address", 3)["retriever"] == "bm25"
+
+
+def test_unified_model_alone_and_bm25_recorded_only_on_average(tmp_path, tiny_config):
+    """Without specialists the unified model competes alone; a record holding only BM25's
+    average over the moves is the floor for every move (and says so)."""
+    cfg_dir = tmp_path / "unified-only"
+    shutil.copytree(tiny_config.parent, cfg_dir, ignore=shutil.ignore_patterns("serve"))
+    root = cfg_dir / "run/models/all-MiniLM-L6-v2-generic"
+    _unified(
+        root,
+        tuned={"specify": 0.41, "broaden": 0.2, "address": 0.3},
+        base={"specify": 0.29, "broaden": 0.25, "address": 0.2},
+        bm25=0.236,
+    )
+    eng = SearchEngine.open(cfg_dir / "config.toml", split="test")
+    info = eng.info()
+    assert info["per_move"] == {
+        "address": "unified",
+        "broaden": "baseline@broaden",
+        "specify": "unified",
+    }
+    assert info["unified"]["address"]["bm25_val_is_average_over_moves"]
+    assert info["validation_mrr@10"]["broaden"]["bm25"] == 0.236
+    assert "trained" not in info["retrievers"]
+    with pytest.raises(UnknownRetrieverError, match="trained moves: none"):
+        eng.search("x", "specify", retriever="trained")

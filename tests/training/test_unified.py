@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
+from ratio.records import RELATIONS
 from ratio.training.data import INSTRUCTIONS
+from ratio.training.train import relation_metric
 from ratio.training.unified import compare, train_unified
 from tests.training.conftest import make_config, write_benchmark
 
@@ -21,6 +23,7 @@ def test_unified_model_trains_on_all_relations_and_compares(tmp_path, static_mod
     assert res["n_pairs"] == 40 and res["relations"] == ["address", "broaden", "specify"]
     # selection uses the macro average over relations; per-relation scores are kept
     assert {"address_mrr@10", "broaden_mrr@10", "specify_mrr@10"} <= set(res["best"])
+    assert {relation_metric(r) for r in RELATIONS} <= set(sel["bm25_val"])  # BM25 per move too
     sig = json.loads((root / "models" / "unified" / "trial-0" / "signature.json").read_text())
     assert sig["query_prefixes"] == INSTRUCTIONS["short"]
 

@@ -266,10 +266,18 @@ class DenseRetriever(Retriever):
         idx.add(np.ascontiguousarray(x))
         self.faiss_index = idx
 
-    def search(self, queries: list[str], k: int, query_ids: Sequence[str] | None = None) -> Run:
+    def search(
+        self,
+        queries: list[str],
+        k: int,
+        query_ids: Sequence[str] | None = None,
+        query_prefix: str | None = None,
+    ) -> Run:
+        """``query_prefix`` replaces the prefix setup's for these queries (an instruction)."""
         self._check_indexed()
         k = self._top_k(k)
-        q = self.embed(queries, self.query_prefix, use_cache=self.cache_queries)
+        prefix = self.query_prefix if query_prefix is None else query_prefix
+        q = self.embed(queries, prefix, use_cache=self.cache_queries)
         return self.search_vectors(q, k, query_ids)
 
     def search_vectors(self, q: np.ndarray, k: int, query_ids: Sequence[str] | None = None) -> Run:

@@ -2,8 +2,10 @@
 
 One :class:`IndexStore` serves ``ratio evaluate``, ``ratio train-compare`` and the
 search service. A system is a :class:`~ratio.config.SystemConfig`: BM25, dense (a
-registry model, a local folder or a trained model) or a hybrid fusing other named
-systems. :meth:`IndexStore.rank` turns a system name, a pool and a batch of queries
+registry model, a local folder or a trained model), a hybrid fusing other named
+systems, or an instructed view of one dense system (its index, queries read with another
+prefix: a unified model serves every move from one index, each move with its own
+instruction). :meth:`IndexStore.rank` turns a system name, a pool and a batch of queries
 into a :class:`~ratio.metrics.run.Run`; a hybrid ranks each component
 :attr:`IndexStore.HYBRID_DEPTH` deep and fuses the runs (:mod:`ratio.metrics.fusion`).
 
@@ -44,6 +46,7 @@ from ratio.retrieval.models import model_key, resolve_model
 log = logging.getLogger(__name__)
 
 STORE_META = "harness.json"  # next to a saved index: the system digest and pool it was built for
+COMPOSITE = ("hybrid", "instructed")  # kinds that rank with other systems' indexes
 
 
 class IndexedPool(Protocol):
@@ -93,7 +96,7 @@ def system_digest(s: SystemConfig, systems: Mapping[str, SystemConfig]) -> str:
     d = s.identity()
     d.pop("name", None)
     d.pop("max_pool", None)  # the pool itself is fingerprinted separately
-    if s.kind == "hybrid":
+    if s.kind in COMPOSITE:
         d["components"] = [system_digest(systems[c], systems) for c in s.components if c in systems]
     if s.kind == "dense" and s.model:
         try:
@@ -156,7 +159,7 @@ class IndexStore:
     def leaves(self, name: str, _path: tuple[str, ...] = ()) -> list[str]:
         """The systems with an index that ranking ``name`` uses (itself, or a hybrid's parts)."""
         s = self.system(name)
-        if s.kind != "hybrid":
+        if s.kind not in COMPOSITE:
             return [name]
         return [x for c in self._components(s, _path) for x in self.leaves(c, (*_path, name))]
 
@@ -178,20 +181,32 @@ class IndexStore:
                 for c in self._components(s, _path)
             ]
             return fuse(runs, k, s.fusion, name=name)
+        if s.kind == "instructed":
+            (dense,) = self._components(s, _path)
+            loaded = self.retriever(dense, pool)
+            with loaded.lock:
+                return loaded.retriever.search(queries, k, query_ids, query_prefix=s.instruction)
         loaded = self.retriever(name, pool)
         with loaded.lock:
             return loaded.retriever.search(queries, k, query_ids)
 
     def _components(self, s: SystemConfig, path: tuple[str, ...]) -> list[str]:
         if s.name in path:
-            raise RetrievalError(f"hybrid system {s.name!r} includes itself")
-        if len(s.components) < 2:
-            raise RetrievalError(f"hybrid system {s.name!r} needs at least two components")
+            raise RetrievalError(f"{s.kind} system {s.name!r} includes itself")
         for c in s.components:
             if c not in self.systems:
                 raise RetrievalError(
-                    f"hybrid system {s.name!r}: component {c!r} is not a configured system"
+                    f"{s.kind} system {s.name!r}: component {c!r} is not a configured system"
                 )
+        if s.kind == "hybrid" and len(s.components) < 2:
+            raise RetrievalError(f"hybrid system {s.name!r} needs at least two components")
+        if s.kind == "instructed" and (
+            len(s.components) != 1 or self.systems[s.components[0]].kind != "dense"
+        ):
+            raise RetrievalError(
+                f"instructed system {s.name!r} needs exactly one dense component, "
+                f"got {s.components!r}"
+            )
         return list(s.components)
 
     def retriever(self, name: str, pool: IndexedPool) -> Loaded:

@@ -73,8 +73,10 @@ class _Filters(BaseModel):
     retriever: str | None = Field(
         None,
         max_length=200,
-        description="'auto' (the move's trained model when present, else the default), "
-        "'bm25', 'dense', 'hybrid', 'trained', or a system named in the run config.",
+        description="'auto' (per move, the validation winner among BM25, the untuned base "
+        "model, the move's trained specialist and the unified model; with nothing trained, the "
+        "default), 'bm25', 'dense', 'hybrid', 'trained' (the move's specialist), 'unified', or "
+        "a system named in the run config.",
     )
     year_min: OptJsonInt = Field(None, ge=0, le=9999, description="Earliest paper year.")
     year_max: OptJsonInt = Field(None, ge=0, le=9999, description="Latest paper year.")

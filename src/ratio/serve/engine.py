@@ -2,8 +2,8 @@
 
 It answers "given this statement, which sentences suggest the next ideation
 move?" over a candidate pool (:mod:`ratio.serve.pool`): it resolves the retriever a
-request names for the move (``auto``: the trained model, its untuned base or BM25,
-whichever won on validation, see :mod:`ratio.serve.trained`), ranks with the run's
+request names for the move (``auto``: the move's specialist, the unified model, their untuned
+base or BM25, whichever won on validation, see :mod:`ratio.serve.trained`), ranks with the run's
 :class:`~ratio.retrieval.store.IndexStore` (the search path ``ratio evaluate`` uses;
 indexes saved under the pool folder's ``retrievers/``, embeddings in the run's cache),
 maps candidate ids to pool rows and applies filters.
@@ -25,7 +25,13 @@ from ratio.records import RELATIONS
 from ratio.retrieval.store import IndexStore, slug
 from ratio.run import RunDir
 from ratio.serve.pool import PoolFile, ServeError, pool_spec, prepare_pool
-from ratio.serve.trained import TrainedModel, find_trained
+from ratio.serve.trained import (
+    TrainedModel,
+    find_trained,
+    find_unified,
+    validation_scores,
+    validation_winner,
+)
 
 MOVES: tuple[str, ...] = RELATIONS
 MAX_K = 100
@@ -62,12 +68,14 @@ class SearchEngine:
         systems: dict[str, SystemConfig],
         default: str = "bm25",
         trained: dict[str, TrainedModel] | None = None,
+        unified: dict[str, TrainedModel] | None = None,
         embedding_cache: Path | None = None,
     ) -> None:
         self.pool = pool
         self.systems = systems
         self.default = default
-        self.trained = dict(trained or {})
+        self.trained = dict(trained or {})  # each move's specialist
+        self.unified = dict(unified or {})  # the unified model, per move (one folder)
         # the run's embedding cache (<build.out>/embeddings), shared with `ratio evaluate` and
         # `ratio train-compare`: a model they already encoded this pool with indexes in seconds
         self.store = IndexStore(
@@ -132,6 +140,7 @@ class SearchEngine:
             systems=systems,
             default=retriever or serve.retriever or "bm25",
             trained=find_trained(cfg),
+            unified=find_unified(cfg),
             embedding_cache=RunDir.of(cfg).embeddings,
         )
         eng.warm(warm)
@@ -155,6 +164,8 @@ class SearchEngine:
         names = [AUTO, *self.systems, "hybrid"]
         if self.trained:
             names.append("trained")
+        if self.unified:
+            names.append("unified")
         return list(dict.fromkeys(names))
 
     def resolve(self, name: str | None, move: str, _depth: int = 0) -> tuple[str, str]:
@@ -168,7 +179,9 @@ class SearchEngine:
         if name == AUTO:
             name = self.auto_choice(move)
         if name == f"baseline@{move}":
-            t = self.trained[move]
+            t = self._baseline_of(move)
+            if t is None:
+                raise UnknownRetrieverError(f"no trained model for move {move!r} names its base")
             return name, self.store.define(
                 SystemConfig(name=name, kind="dense", model=t.base_model, prefix=t.prefix)
             )
@@ -186,8 +199,11 @@ class SearchEngine:
                     name=f"trained@{move}", kind="dense", model=str(t.path), prefix=t.prefix
                 )
             )
+        if name == "unified":
+            return "unified", self._unified_for(move)
         if name == "hybrid" and "hybrid" not in self.systems:
-            dense = "trained" if self.auto_choice(move) == "trained" else "dense"
+            choice = self.auto_choice(move)
+            dense = choice if choice in ("trained", "unified") else "dense"
             parts = [self.resolve(c, move, _depth + 1)[1] for c in ("bm25", dense)]
             return "hybrid", self.store.define(
                 SystemConfig(name=f"hybrid@{move}", kind="hybrid", components=parts)
@@ -207,30 +223,58 @@ class SearchEngine:
             return name, self.store.define(per_move)
         return name, name
 
+    def _unified_for(self, move: str) -> str:
+        """The unified model's system for ``move``: one index of the pool (``unified``) that
+        every move shares, queried with the move's instruction (``unified@<move>``)."""
+        t = self.unified.get(move)
+        if t is None:
+            raise UnknownRetrieverError(
+                "no unified model (looked for a sentence-transformers folder "
+                "<train.out>/unified/best and <build.out>/models/unified/best)"
+            )
+        self.store.define(
+            SystemConfig(name="unified", kind="dense", model=str(t.path), prefix=t.prefix)
+        )
+        return self.store.define(
+            SystemConfig(
+                name=f"unified@{move}",
+                kind="instructed",
+                components=["unified"],
+                instruction=t.instruction,
+            )
+        )
+
+    def _baseline_of(self, move: str) -> TrainedModel | None:
+        """The trained model whose untuned base serves as ``baseline@<move>``."""
+        return next(
+            (t for t in (self.trained.get(move), self.unified.get(move)) if t and t.base_model),
+            None,
+        )
+
     def auto_choice(self, move: str) -> str:
-        """What ``auto`` means for ``move``: whichever of its trained model, that model's
-        untuned base and BM25 scored best on validation; with nothing trained, the configured
-        default, and when that is itself ``auto``, BM25 (what every model must beat)."""
-        t = self.trained.get(move)
-        if t is not None:
-            choice = t.auto_choice
-            if choice == "trained":
-                return "trained"
-            if choice == "baseline" and t.base_model:
-                return f"baseline@{move}"
-            return "bm25"
-        return "bm25" if self.default == AUTO else self.default
+        """What ``auto`` means for ``move``: whichever of its specialist, the unified model,
+        their untuned base and BM25 scored best on validation (:func:`validation_winner`);
+        with nothing trained, the configured default, and when that is itself ``auto``, BM25
+        (what every model must beat)."""
+        specialist, unified = self.trained.get(move), self.unified.get(move)
+        if specialist is None and unified is None:
+            return "bm25" if self.default == AUTO else self.default
+        choice = validation_winner(specialist, unified)
+        if choice == "baseline":
+            return f"baseline@{move}" if self._baseline_of(move) else "bm25"
+        return choice
 
     def effective_name(self, name: str | None, move: str) -> str:
         """The retriever a request would actually use (``auto`` resolved)."""
         return self.resolve(name, move)[0]
 
     def _move_specific(self, system: str) -> bool:
-        """Whether ``system`` ranks differently per move (it uses a move's trained model)."""
+        """Whether ``system`` ranks differently per move (a move's specialist, or the unified
+        model with the move's instruction)."""
         s = self.store.system(system)
         if s.kind == "hybrid":
             return any(self._move_specific(c) for c in s.components)
-        return system.startswith("trained@")
+        return system.startswith("trained@") or s.kind == "instructed"
 
     # ------------------------------------------------------------ search
 
@@ -374,6 +418,21 @@ class SearchEngine:
             "trained": {
                 m: {"path": str(t.path), "worse_than_baseline": t.worse_than_baseline}
                 for m, t in sorted(self.trained.items())
+            },
+            "unified": {
+                m: {
+                    "path": str(t.path),
+                    "instruction": t.instruction,
+                    "worse_than_baseline": t.worse_than_baseline,
+                    "bm25_val_is_average_over_moves": t.bm25_overall,
+                }
+                for m, t in sorted(self.unified.items())
+            },
+            # what auto chose among, per move (validation MRR@10; None: not recorded)
+            "validation_mrr@10": {
+                m: validation_scores(self.trained.get(m), self.unified.get(m))
+                for m in MOVES
+                if m in self.trained or m in self.unified
             },
             "loaded": {name: round(s.load_s, 3) for (name, _), s in self.store.live.items()},
             "max_k": MAX_K,

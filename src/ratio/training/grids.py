@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, fields
 
 from ratio.io import RatioError
 from ratio.records import RELATIONS
+from ratio.run import UNIFIED
 
 
 class GridError(RatioError):
@@ -126,7 +127,7 @@ _KEYS = {f.name for f in fields(Trial)}
 def parse_grid(entries: list[dict], relation: str) -> list[Trial]:
     """The config's ``[[train.grid]]`` entries that apply to ``relation``, validated.
 
-    ``relation`` is one of RELATIONS or ``"unified"``.
+    ``relation`` is one of RELATIONS or :data:`~ratio.run.UNIFIED`.
     """
     out = []
     for i, e in enumerate(entries):
@@ -139,10 +140,10 @@ def parse_grid(entries: list[dict], relation: str) -> list[Trial]:
                 f"known keys: relations, {', '.join(sorted(_KEYS))}"
             )
         rels = e.get("relations", [])
-        if not isinstance(rels, list) or any(r not in (*RELATIONS, "unified") for r in rels):
+        if not isinstance(rels, list) or any(r not in (*RELATIONS, UNIFIED) for r in rels):
             raise GridError(
                 f"train.grid[{i}].relations must list relations from "
-                f"{', '.join((*RELATIONS, 'unified'))}, got {rels!r}"
+                f"{', '.join((*RELATIONS, UNIFIED))}, got {rels!r}"
             )
         if rels and relation not in rels:
             continue
@@ -168,6 +169,6 @@ def trials_for(base_model: str, entries: list[dict], relation: str) -> list[Tria
         if not trials:
             raise GridError(f"train.grid has no entry for relation {relation!r}")
         return trials
-    if relation == "unified":
+    if relation == UNIFIED:
         return unified_grid(base_model)
     return list(TABLE7[family(base_model)][relation])

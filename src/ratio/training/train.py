@@ -42,7 +42,7 @@ from ratio.config import RunConfig
 from ratio.io import write_text_atomic
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
-from ratio.run import ModelsDir, RunDir
+from ratio.run import UNIFIED, ModelsDir, RunDir
 from ratio.training.data import (
     EvalSet,
     PairSet,
@@ -61,6 +61,11 @@ log = logging.getLogger(__name__)
 METRICS = ("recall@1", "recall@10", "mrr@10", "mrr@100")
 PRIMARY = "mrr@10"
 TRAINING_META = "ratio_training.json"  # written into every saved model directory
+
+
+def relation_metric(relation: str, metric: str = PRIMARY) -> str:
+    """The key of one relation's ``metric`` in a multi-relation record (see :func:`run_metrics`)."""
+    return f"{relation}_{metric}"
 
 
 # ------------------------------------------------------------------ models
@@ -156,7 +161,7 @@ def rank_metrics(
 ) -> dict[str, float]:
     """R@1, R@10, MRR@10, MRR@100 of exact cosine ranking, via ``ratio.metrics.evaluate``.
 
-    With several relations it adds ``<relation>_<metric>`` and makes the plain
+    With several relations it adds :func:`relation_metric` keys and makes the plain
     metrics the macro average over relations (so Broaden weighs as much as Specify).
     """
     from ratio.metrics import Run
@@ -188,9 +193,9 @@ def run_metrics(
     for rel in rels:
         sub = {qid: qrels[qid] for qid, r in zip(query_ids, relations, strict=True) if r == rel}
         for m, v in evaluate(Qrels.from_dict(sub), run, METRICS).items():
-            out[f"{rel}_{m}"] = v
+            out[relation_metric(rel, m)] = v
     for m in METRICS:
-        out[m] = float(np.mean([out[f"{rel}_{m}"] for rel in rels]))
+        out[m] = float(np.mean([out[relation_metric(rel, m)] for rel in rels]))
     return out
 
 
@@ -278,7 +283,7 @@ def make_plans(config: RunConfig, relation: str, unified: bool = False) -> list[
         )
     bench = RunDir.of(config).benchmark
     train_b, val_b = bench.load("train"), bench.load("validation")
-    targets = [("unified", rels)] if unified else [(r, [r]) for r in rels]
+    targets = [(UNIFIED, rels)] if unified else [(r, [r]) for r in rels]
     plans = []
     for target, trels in targets:
         prefs = unified_prefixes(tc.unified_instruction) if unified else dict.fromkeys(trels, qp)
@@ -553,7 +558,8 @@ def select_best(
     bm25: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Link the trial with the best validation MRR@10 as ``<target>/best``; write selection.json
-    with every trial's score, the untuned baseline's and BM25's on the same validation set."""
+    with every trial's score, the untuned baseline's and BM25's on the same validation set
+    (``bm25_val``: all of BM25's metrics, so a multi-relation target keeps BM25 per relation)."""
     target_dir = models.target(target)
     scored = [r for r in results if r.get("best")]
     if not scored:
@@ -574,6 +580,7 @@ def select_best(
         "selected_trial": winner["trial"],
         "selected_on": f"validation {PRIMARY}",
         f"bm25_val_{PRIMARY}": bm25[PRIMARY] if bm25 else None,
+        "bm25_val": bm25,
         "model_dir": str(link),
         "trials": [
             {
@@ -645,6 +652,7 @@ __all__ = [
     "load_base_model",
     "make_plans",
     "rank_metrics",
+    "relation_metric",
     "run_trial",
     "select_best",
     "summary_rows",

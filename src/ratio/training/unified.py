@@ -37,7 +37,7 @@ from ratio.records import RELATIONS
 from ratio.retrieval.base import build_retriever
 from ratio.retrieval.dense import DenseRetriever
 from ratio.retrieval.models import resolve_model
-from ratio.run import RunDir
+from ratio.run import UNIFIED, RunDir
 from ratio.training.data import (
     TrainingError,
     relation_pairs,
@@ -134,7 +134,7 @@ def compare(
             else:
                 skipped.append(f"specialist {rel}: no model at {d}")
     if "unified" in systems:
-        d = models.best("unified")
+        d = models.best(UNIFIED)
         if (d / "modules.json").is_file():
             plan.append(
                 (
