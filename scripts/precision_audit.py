@@ -5,16 +5,22 @@ really holds its relation is to read a random sample against the paper's definit
 Appendix I.2). ``sample`` writes a JSONL file to be labelled by hand (``label`` true/false, ``note``
 on every false); ``score`` prints per-relation precision with a Wilson 95% interval and
 per-marker error counts. ``tiers`` turns the labelled files into per-marker precision and
-writes the lexicon's precision tiers (``ratio.lexicon.tiers``): markers below a stated
-precision threshold go to ``needs_validation``. See docs/precision-audit.md.
+writes the lexicon's precision tiers (``ratio.lexicon.tiers``): markers below their
+relation's stated precision threshold go to ``needs_validation``. ``impact`` reads a built
+benchmark and says, per relation, how many test queries a tiers file would hold back
+compared with the build, and the estimated precision of the test queries still published.
+See docs/precision-audit.md.
 
     .venv/bin/python scripts/precision_audit.py sample --run runs/neurips --n 50 --seed 7 --out F
     .venv/bin/python scripts/precision_audit.py sample --split test --include-pending ... # raw test
     .venv/bin/python scripts/precision_audit.py score F
     .venv/bin/python scripts/precision_audit.py agree F_A F_B   # two passes: percent, kappa
-    .venv/bin/python scripts/precision_audit.py tiers --threshold 0.85 --min-audited 10 \\
-        --out src/ratio/lexicon/data/tiers.tsv \\
+    .venv/bin/python scripts/precision_audit.py tiers --threshold 0.9 --threshold broaden=0.8 \\
+        --min-audited 10 --out src/ratio/lexicon/data/tiers.tsv \\
+        tests/data/precision_audit_round3_adjudicated.jsonl \\
         tests/data/precision_audit_round1.jsonl tests/data/precision_audit.jsonl
+    .venv/bin/python scripts/precision_audit.py impact --run runs/neurips-v2 \\
+        --tiers src/ratio/lexicon/data/tiers.tsv FILES...
 """
 
 from __future__ import annotations
@@ -29,13 +35,24 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from ratio.build.validity import failed_rule
 from ratio.lexicon import load_lexicon
 from ratio.lexicon.tiers import COLUMNS as TIER_COLUMNS
-from ratio.lexicon.tiers import CORE, NEEDS_VALIDATION
+from ratio.lexicon.tiers import (
+    CORE,
+    NEEDS_VALIDATION,
+    Tiers,
+    format_thresholds,
+    load_tiers,
+    parse_thresholds,
+)
+from ratio.records import RELATIONS
+from ratio.run import BenchmarkDir
 
-RELATIONS = ("address", "broaden", "specify")
 SPLITS = ("train", "validation", "test")
+DEFAULT_MIN_AUDITED = 10  # fewer audited pairs than this are no evidence about a marker
 FIELDS = ("query_id", "relation", "marker", "query", "gold", "paper_id", "split", "label", "note")
 
 
@@ -60,8 +77,6 @@ def load_pairs(
     with ``queries.parquet`` it is the raw, unfiltered split. Their golds are in the same
     ``candidates.parquet``; the marker tells the two apart (``data/tiers.tsv``).
     """
-    import pyarrow.parquet as pq
-
     cols = ["query_id", "text", "relation", "marker", "paper_id", "gold_id"]
     rows: list[dict] = []
     for split in splits:
@@ -277,30 +292,44 @@ def marker_precision(rows: Iterable[dict], lexicon=None) -> list[MarkerPrecision
 
 
 def format_tiers(
-    stats: Sequence[MarkerPrecision], threshold: float, min_audited: int, sources: Sequence[str]
+    stats: Sequence[MarkerPrecision],
+    thresholds: dict[str, float],
+    min_audited: int,
+    sources: Sequence[str],
 ) -> str:
     """The lexicon's ``tiers.tsv``: a header stating how it was made, one row per marker."""
     lines = [
         "# Marker precision tiers (ratio.lexicon.tiers), derived from the precision audits by",
-        "#   python scripts/precision_audit.py tiers --threshold T --min-audited N FILES...",
+        "#   python scripts/precision_audit.py tiers --threshold [RELATION=]T --min-audited N FILES...",
         "# Do not edit by hand. A marker is needs_validation when at least min_audited of its",
-        "# audited pairs pass the mining validity rules and their precision is below threshold;",
-        "# markers not listed here are core.",
-        f"# threshold: {threshold}",
+        "# audited pairs pass the mining validity rules and their precision is below its",
+        "# relation's threshold; markers not listed here are core. A pair labelled in several",
+        "# files counts once, with the label of the first file.",
+        f"# threshold: {format_thresholds(thresholds)}",
         f"# min_audited: {min_audited}",
         "# sources: " + " ".join(sources),
         "\t".join(TIER_COLUMNS),
     ]
     for p in stats:
         lo, hi = p.interval
-        cells = [p.marker, p.relation, p.tier(threshold, min_audited), str(p.audited)]
-        cells += [str(p.valid), f"{p.precision:.3f}" if p.audited else "", f"{lo:.3f}"]
-        cells += [f"{hi:.3f}", str(p.dropped_by_rules)]
+        cells = [
+            p.marker,
+            p.relation,
+            p.tier(thresholds[p.relation], min_audited),
+            str(p.audited),
+            str(p.valid),
+            f"{p.precision:.3f}" if p.audited else "",
+            f"{lo:.3f}",
+            f"{hi:.3f}",
+            str(p.dropped_by_rules),
+        ]
         lines.append("\t".join(cells))
     return "\n".join(lines) + "\n"
 
 
-def tiers_markdown(stats: Sequence[MarkerPrecision], threshold: float, min_audited: int) -> str:
+def tiers_markdown(
+    stats: Sequence[MarkerPrecision], thresholds: dict[str, float], min_audited: int
+) -> str:
     """The per-marker table of docs/precision-audit.md."""
     lines = [
         "| relation | marker | audited | valid | precision | Wilson 95% | dropped by rules | tier |",
@@ -309,12 +338,117 @@ def tiers_markdown(stats: Sequence[MarkerPrecision], threshold: float, min_audit
     for p in stats:
         lo, hi = p.interval
         prec = f"{p.precision:.2f}" if p.audited else "–"
-        tier = p.tier(threshold, min_audited)
+        tier = p.tier(thresholds[p.relation], min_audited)
         if tier == CORE and p.audited < min_audited:
             tier = "core (too few audited)"
         lines.append(
             f"| {p.relation} | {p.marker} | {p.audited} | {p.valid} | {prec} | "
             f"[{lo:.2f}, {hi:.2f}] | {p.dropped_by_rules} | {tier} |"
+        )
+    return "\n".join(lines)
+
+
+def raw_test_markers(queries: Path, held: Path) -> tuple[Counter, set[str]]:
+    """A build's raw test queries per ``(relation, marker)`` (published and held together),
+    and the markers its split held back in ``held`` (the tiers it was built with)."""
+    counts: Counter = Counter()
+    held_markers: set[str] = set()
+    for path in (queries, held):
+        if not path.exists():
+            continue
+        table = pq.read_table(path, columns=["relation", "marker"]).to_pylist()
+        counts.update((q["relation"], q["marker"]) for q in table)
+        if path == held:
+            held_markers = {q["marker"] for q in table}
+    return counts, held_markers
+
+
+@dataclass(frozen=True)
+class Published:
+    """A relation's test queries under one set of held markers, and how good the published
+    ones are estimated to be."""
+
+    queries: int
+    held: int
+    estimate: float  # audited precision of the published markers, weighted by their queries
+    valid: int  # of the audited pairs of the markers left published, those that hold
+    audited: int  # the audited pairs of the markers left published
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson_interval(self.valid, self.audited)
+
+
+def published(
+    counts: Counter, held: set[str], stats: Sequence[MarkerPrecision], min_audited: int
+) -> dict[str, Published]:
+    """Per relation, the test queries left published when the ``held`` markers wait for the
+    silver set, and their estimated precision.
+
+    The estimate weights each published marker's audited precision by its test queries, the
+    precision the test split would have if each marker's audit held. A marker with fewer
+    than ``min_audited`` audited pairs is no estimate of itself, so the rare markers share
+    the pooled precision of their relation's published rare markers (of all its published
+    markers when none of those was audited).
+    """
+    out: dict[str, Published] = {}
+    for rel in RELATIONS:
+        core = [p for p in stats if p.relation == rel and p.marker not in held]
+        own = {p.marker: p.precision for p in core if p.audited >= min_audited}
+        rare = [p for p in core if p.audited < min_audited and p.audited]
+        pool = rare or core
+        pooled_n = sum(p.audited for p in pool)
+        pooled = sum(p.valid for p in pool) / pooled_n if pooled_n else float("nan")
+        queries = held_queries = 0
+        weighted = 0.0
+        for (r, marker), n in counts.items():
+            if r != rel:
+                continue
+            if marker in held:
+                held_queries += n
+                continue
+            queries += n
+            weighted += n * own.get(marker, pooled)
+        out[rel] = Published(
+            queries,
+            held_queries,
+            weighted / queries if queries else float("nan"),
+            sum(p.valid for p in core),
+            sum(p.audited for p in core),
+        )
+    return out
+
+
+def tier_impact(
+    counts: Counter, held_now: set[str], tiers: Tiers, stats: Sequence[MarkerPrecision]
+) -> dict[str, tuple[Published, Published]]:
+    """Per relation, the build's test split as it is and as ``tiers`` would split it."""
+    min_audited = tiers.min_audited if tiers.min_audited is not None else DEFAULT_MIN_AUDITED
+    now = published(counts, held_now, stats, min_audited)
+    new = published(counts, set(tiers.needs_validation()), stats, min_audited)
+    return {rel: (now[rel], new[rel]) for rel in RELATIONS}
+
+
+def impact_markdown(impact: dict[str, tuple[Published, Published]]) -> str:
+    """The impact table of docs/precision-audit.md."""
+
+    def audited(p: Published) -> str:
+        if not p.audited:
+            return "none audited"
+        lo, hi = p.interval
+        return f"{p.valid}/{p.audited} = {p.valid / p.audited:.3f} [{lo:.3f}, {hi:.3f}]"
+
+    lines = [
+        "| relation | test queries published / held: build | with the tiers | "
+        "moved to pending | estimated precision: build | with the tiers | "
+        "audited pairs of published markers (Wilson 95%): build | with the tiers |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for rel, (now, new) in impact.items():
+        lines.append(
+            f"| {rel} | {now.queries:,} / {now.held:,} | {new.queries:,} / {new.held:,} | "
+            f"{new.held - now.held:+,} | {now.estimate:.3f} | {new.estimate:.3f} | "
+            f"{audited(now)} | {audited(new)} |"
         )
     return "\n".join(lines)
 
@@ -342,21 +476,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     ag.add_argument("file_b", type=Path)
     ti = sub.add_parser("tiers", help="per-marker precision and the lexicon's precision tiers")
     ti.add_argument("files", type=Path, nargs="+", help="labelled audit files (JSONL)")
-    ti.add_argument("--threshold", type=float, default=0.85)
-    ti.add_argument("--min-audited", type=int, default=10)
+    ti.add_argument(
+        "--threshold",
+        action="append",
+        metavar="[RELATION=]T",
+        help="precision threshold: T for every relation, RELATION=T for one (repeatable; "
+        "default 0.85)",
+    )
+    ti.add_argument("--min-audited", type=int, default=DEFAULT_MIN_AUDITED)
     ti.add_argument("--lexicon", type=Path, default=None, help="default: the shipped lexicon")
     ti.add_argument("--out", type=Path, help="write the tiers file here")
     ti.add_argument("--markdown", action="store_true", help="print the docs table")
+    im = sub.add_parser(
+        "impact", help="test queries a tiers file holds back in a build, and published precision"
+    )
+    im.add_argument("files", type=Path, nargs="+", help="labelled audit files (JSONL)")
+    im.add_argument("--run", type=Path, required=True, help="a built run (reads benchmark/test)")
+    im.add_argument("--tiers", type=Path, required=True, help="the tiers file to compare")
+    im.add_argument("--lexicon", type=Path, default=None, help="default: the shipped lexicon")
     args = ap.parse_args(argv)
 
     if args.cmd == "tiers":
+        try:
+            thresholds = parse_thresholds(" ".join(args.threshold or ["0.85"]))
+        except ValueError as e:
+            ap.error(f"--threshold: {e}")
         rows = [r for f in args.files for r in read_labelled(f)]
         stats = marker_precision(rows, load_lexicon(args.lexicon))
-        text = format_tiers(stats, args.threshold, args.min_audited, [str(f) for f in args.files])
+        text = format_tiers(stats, thresholds, args.min_audited, [str(f) for f in args.files])
         if args.out:
             args.out.write_text(text, encoding="utf-8")
             print(f"wrote {len(stats)} markers to {args.out}", file=sys.stderr)
-        print(tiers_markdown(stats, args.threshold, args.min_audited) if args.markdown else text)
+        print(tiers_markdown(stats, thresholds, args.min_audited) if args.markdown else text)
+        return 0
+
+    if args.cmd == "impact":
+        test = BenchmarkDir(args.run / "benchmark").split("test")
+        if not test.queries.exists():
+            print(f"no test queries at {test.queries}", file=sys.stderr)
+            return 2
+        tiers = load_tiers(args.tiers)
+        rows = [r for f in args.files for r in read_labelled(f)]
+        stats = marker_precision(rows, load_lexicon(args.lexicon))
+        counts, held_now = raw_test_markers(test.queries, test.held_queries)
+        print(impact_markdown(tier_impact(counts, held_now, tiers, stats)))
         return 0
 
     if args.cmd == "agree":

@@ -10,7 +10,7 @@ import pytest
 from ratio.build import build
 from ratio.io import write_parquet_atomic
 from ratio.lexicon import load_lexicon
-from ratio.lexicon.tiers import TiersError, load_tiers
+from ratio.lexicon.tiers import TiersError, format_thresholds, load_tiers, parse_thresholds
 from ratio.run import HELD_QUERIES
 from tests.build.conftest import G1, Q1, sentence_rows, sentences_table
 from tests.build.test_pipeline import make_run
@@ -43,7 +43,8 @@ def test_lexicon_directory_tiers_and_shipped_tiers(lexicon_path):
     assert lex.needs_validation() == ["for example"]
     assert load_lexicon(lexicon_path).needs_validation() == []  # a single file has no tiers
     shipped = load_lexicon()
-    assert shipped.tiers.threshold is not None and shipped.tiers.min_audited is not None
+    assert set(shipped.tiers.thresholds) == {"address", "broaden", "specify"}
+    assert shipped.tiers.min_audited is not None
     assert set(shipped.needs_validation()) <= set(shipped.markers("broaden")) | set(
         shipped.markers("address")
     ) | set(shipped.markers("specify"))
@@ -56,6 +57,33 @@ def test_bad_tiers_file_names_file_and_line(lexicon_path):
     p.write_text(HEADER + "for example\tspecify\n", encoding="utf-8")
     with pytest.raises(TiersError, match=r"tiers.tsv:4: expected 9"):
         load_tiers(p)
+
+
+def test_threshold_header_per_relation_or_one_for_all(lexicon_path):
+    """``# threshold: 0.85`` states one threshold for every relation; ``relation=T`` tokens
+    state them apart (a bare value is the default for the relations not named)."""
+    p = _tiers(lexicon_path, "")
+    assert load_tiers(p).thresholds == {"address": 0.85, "broaden": 0.85, "specify": 0.85}
+    p.write_text(HEADER.replace("0.85", "address=0.9 broaden=0.8 specify=0.9"), encoding="utf-8")
+    assert load_tiers(p).thresholds == {"address": 0.9, "broaden": 0.8, "specify": 0.9}
+    assert parse_thresholds("broaden=0.8 0.9") == load_tiers(p).thresholds
+    assert parse_thresholds(format_thresholds(load_tiers(p).thresholds)) == load_tiers(p).thresholds
+    p.write_text(
+        "marker\trelation\ttier\taudited\tvalid\tprecision\twilson_low\t"
+        "wilson_high\tdropped_by_rules\n",
+        encoding="utf-8",
+    )
+    assert load_tiers(p).thresholds == {} and load_tiers(p).min_audited is None
+    for bad, why in (
+        ("address=0.9 broaden=0.8", "no threshold for specify"),
+        ("contrast=0.8 0.9", "unknown relation 'contrast'"),
+        ("high", "threshold 'high' is not a number"),
+    ):
+        p.write_text(HEADER.replace("0.85", bad), encoding="utf-8")
+        with pytest.raises(
+            TiersError, match=rf"tiers.tsv: bad threshold/min_audited header: {why}"
+        ):
+            load_tiers(p)
 
 
 def test_needs_validation_queries_leave_test_only(tmp_path, lexicon_path):

@@ -8,8 +8,10 @@ only through the LLM-judged silver set (``ratio.judge.silver``); the split stage
 back in ``test/pending_queries.parquet``.
 
 The tiers are data, derived from the audits by ``scripts/precision_audit.py tiers`` into
-``data/tiers.tsv`` (its header states the threshold, the minimum number of audited pairs
-and the audit files). Precision is counted on the audited pairs that still pass the mining
+``data/tiers.tsv`` (its header states the threshold of each relation, the minimum number of
+audited pairs and the audit files). The threshold is per relation because the precision
+targets are: a marker below its relation's target would pull the published test pairs
+under it. Precision is counted on the audited pairs that still pass the mining
 validity rules (``ratio.build.validity``), so a marker is judged on the pairs it yields
 today. A marker without audited pairs, or with fewer than the minimum, stays ``core``.
 A lexicon directory may carry its own ``tiers.tsv``; the shipped lexicon uses
@@ -20,11 +22,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ratio.io import RatioError
 from ratio.lexicon.spans import normalize_marker
+from ratio.records import RELATIONS
 
 CORE = "core"
 NEEDS_VALIDATION = "needs_validation"
@@ -41,19 +44,55 @@ COLUMNS = (
     "wilson_high",
     "dropped_by_rules",
 )
-_SETTING = re.compile(r"^#\s*(threshold|min_audited)\s*[:=]\s*(\S+)")
+_SETTING = re.compile(r"^#\s*(threshold|min_audited)\s*[:=]\s*(.+?)\s*$")
 
 
 class TiersError(RatioError):
     """A tiers file is malformed; the message names the file and line."""
 
 
+def parse_thresholds(text: str) -> dict[str, float]:
+    """Per-relation thresholds from ``"0.85"`` (every relation) and/or ``"broaden=0.8"`` tokens.
+
+    A bare value applies to every relation and ``relation=value`` overrides it, whatever the
+    order; a relation left without a value is an error, so a header states all of them.
+    """
+    default: float | None = None
+    given: dict[str, float] = {}
+    for token in text.split():
+        rel, _, value = token.rpartition("=")
+        if rel and rel not in RELATIONS:
+            raise ValueError(
+                f"unknown relation {rel!r} in threshold {token!r}; expected {RELATIONS}"
+            )
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"threshold {token!r} is not a number") from None
+        if rel:
+            given[rel] = number
+        else:
+            default = number
+    if default is not None:
+        given = {r: given.get(r, default) for r in RELATIONS}
+    missing = [r for r in RELATIONS if r not in given]
+    if missing:
+        raise ValueError(f"no threshold for {', '.join(missing)} in {text!r}")
+    return {r: given[r] for r in RELATIONS}
+
+
+def format_thresholds(thresholds: dict[str, float]) -> str:
+    """The header form ``address=0.9 broaden=0.8 specify=0.9`` that :func:`parse_thresholds` reads."""
+    return " ".join(f"{r}={thresholds[r]:g}" for r in RELATIONS)
+
+
 @dataclass(frozen=True)
 class Tiers:
-    """Loaded tiers: marker -> tier for the listed markers, and the file's stated settings."""
+    """Loaded tiers: marker -> tier for the listed markers, and the file's stated settings
+    (``thresholds``: relation -> precision threshold, empty when the file states none)."""
 
     tier: dict[str, str]
-    threshold: float | None = None
+    thresholds: dict[str, float] = field(default_factory=dict)
     min_audited: int | None = None
     path: str = ""
 
@@ -92,8 +131,8 @@ def load_tiers(path: str | os.PathLike) -> Tiers:
             raise TiersError(f"{p}:{lineno}: unknown tier {tier_name!r}; expected one of {TIERS}")
         tier[marker] = tier_name
     try:
-        threshold = float(settings["threshold"]) if "threshold" in settings else None
+        thresholds = parse_thresholds(settings["threshold"]) if "threshold" in settings else {}
         min_audited = int(settings["min_audited"]) if "min_audited" in settings else None
     except ValueError as e:
         raise TiersError(f"{p}: bad threshold/min_audited header: {e}") from e
-    return Tiers(tier, threshold, min_audited, str(p))
+    return Tiers(tier, thresholds, min_audited, str(p))
