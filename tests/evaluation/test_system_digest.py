@@ -6,7 +6,7 @@ The literals below were computed with the code before ``SystemConfig.backend`` e
 from __future__ import annotations
 
 from ratio.config import EvaluateConfig, RunConfig, SystemConfig
-from ratio.evaluation.harness import _named_systems
+from ratio.evaluation.harness import named_systems
 from ratio.retrieval.store import system_digest
 
 BM25 = SystemConfig(name="BM25", kind="bm25", ngram=2)
@@ -47,4 +47,4 @@ def test_a_set_backend_is_a_different_system():
             ]
         )
     )
-    assert list(_named_systems(unnamed)) == ["dense-m-none", "dense-m-none-onnx-int8"]
+    assert list(named_systems(unnamed)) == ["dense-m-none", "dense-m-none-onnx-int8"]

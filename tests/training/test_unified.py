@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import json
 
+from ratio.config import SystemConfig
+from ratio.evaluation.harness import evaluate_systems
 from ratio.records import RELATIONS
+from ratio.retrieval.dense import DenseRetriever
+from ratio.retrieval.models import model_key
+from ratio.run import RunDir
 from ratio.training.data import INSTRUCTIONS
 from ratio.training.train import relation_metric
 from ratio.training.unified import compare, train_unified
@@ -45,3 +50,30 @@ def test_unified_model_trains_on_all_relations_and_compares(tmp_path, static_mod
     md = (tmp_path / "cmp" / "results.md").read_text()
     assert "Unified" in md and "Baseline" in md
     assert all(r["pool_size"] == 16 + 20 for r in out.rows)  # the test split's full pool
+
+
+def test_compare_shares_the_embeddings_and_indexes_of_evaluate(tmp_path, static_model):
+    """The cache key of a model + document prefix is what compare used when it built its own
+    retrievers (``<model key>/prefix-<sha1(prefix)[:12]>``), so a pool encoded then, such as
+    a full test pool, is read back, not encoded again; and a system ``[[evaluate.systems]]``
+    names with the same settings lends compare its name, so both use one saved index."""
+    root = write_benchmark(
+        tmp_path / "run", {"address": 4}, {"address": 6, "broaden": 3, "specify": 6}
+    )
+    cfg = make_config(root)
+    base = SystemConfig(name="base", kind="dense", model=str(static_model), prefix="generic")
+    cfg.evaluate.systems = [base]
+    bench = RunDir.of(cfg).benchmark.load("test")
+    earlier = DenseRetriever(str(static_model), prefix="none", cache_dir=root / "embeddings")
+    earlier.doc_prefix = "document: "  # compare's generic document prefix, set by hand
+    earlier.index(bench.candidate_ids, bench.candidate_texts)
+    docs = root / "embeddings" / model_key(static_model) / "prefix-2db4da75ebbc"
+    cached = sorted(docs.iterdir())
+    assert earlier.encoded == len(bench.candidate_ids) and cached
+
+    compare(cfg, systems=("baseline",), out=tmp_path / "cmp")
+    assert sorted(docs.iterdir()) == cached  # no document encoded again
+    index = root / "indexes" / "base" / "test-shared" / "retriever.json"
+    built = index.stat().st_mtime_ns
+    evaluate_systems(cfg, write=False, progress=False)
+    assert index.stat().st_mtime_ns == built  # evaluate reloaded compare's index

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,7 +122,23 @@ def setup_label(s: SystemConfig) -> str:
     return f"{s.fusion}({'+'.join(s.components)})"
 
 
-def _named_systems(config: RunConfig) -> dict[str, SystemConfig]:
+def index_store(
+    run_dir: RunDir, split: str, systems: Mapping[str, SystemConfig], *, progress: bool = False
+) -> IndexStore:
+    """The run's store for ``split``: indexes in ``indexes/<system>/<split>-<pool key>``,
+    embeddings in the run's cache. ``ratio evaluate`` and ``ratio train-compare`` both rank
+    through it, so a system either one indexed is reused by the other."""
+    return IndexStore(
+        systems,
+        folder=lambda name, pool: run_dir.index(slug(name), f"{split}-{pool.key}"),
+        embeddings=run_dir.embeddings,
+        progress=progress,
+    )
+
+
+def named_systems(config: RunConfig) -> dict[str, SystemConfig]:
+    """``[[evaluate.systems]]`` by name (a default label where a system has none; BM25 alone
+    when none are configured); names must stay distinct once made file-safe."""
     systems = config.evaluate.systems or [SystemConfig(name="bm25", kind="bm25")]
     out: dict[str, SystemConfig] = {}
     slugs: dict[str, str] = {}
@@ -190,19 +206,14 @@ def evaluate_systems(
     run_dir = RunDir.of(config)
     out_dir = run_dir.eval(ev.split)
     bench = run_dir.benchmark.load(ev.split)
-    named = _named_systems(config)
+    named = named_systems(config)
     chosen = list(named) if not systems else list(systems)
     for name in chosen:
         if name not in named:
             raise EvaluationError(f"no system named {name!r}; configured: {', '.join(named)}")
     metrics = metric_names(ev.ks)
     depth = max(ev.ks)
-    store = IndexStore(
-        named,
-        folder=lambda name, pool: run_dir.index(slug(name), f"{ev.split}-{pool.key}"),
-        embeddings=run_dir.embeddings,
-        progress=progress,
-    )
+    store = index_store(run_dir, ev.split, named, progress=progress)
     pool_ids = set(bench.candidate_ids)
 
     per_rel = {}

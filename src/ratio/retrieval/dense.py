@@ -274,17 +274,12 @@ class DenseRetriever(Retriever):
         query_prefix: str | None = None,
     ) -> Run:
         """``query_prefix`` replaces the prefix setup's for these queries (an instruction)."""
+        import faiss
+
         self._check_indexed()
         k = self._top_k(k)
         prefix = self.query_prefix if query_prefix is None else query_prefix
         q = self.embed(queries, prefix, use_cache=self.cache_queries)
-        return self.search_vectors(q, k, query_ids)
-
-    def search_vectors(self, q: np.ndarray, k: int, query_ids: Sequence[str] | None = None) -> Run:
-        """Rank the pool for already-encoded (normalized) query vectors."""
-        import faiss
-
-        k = self._top_k(k)
         if self.index_type == "hnsw":
             faiss.ParameterSpace().set_index_parameter(
                 self.faiss_index, "efSearch", max(self.ef_search, k)

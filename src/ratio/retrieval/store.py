@@ -1,19 +1,19 @@
 """The search path: a named system's index over a candidate pool, and its ranked list.
 
-One :class:`IndexStore` serves ``ratio evaluate``, ``ratio train-compare`` and the
-search service. A system is a :class:`~ratio.config.SystemConfig`: BM25, dense (a
-registry model, a local folder or a trained model), a hybrid fusing other named
-systems, or an instructed view of one dense system (its index, queries read with another
-prefix: a unified model serves every move from one index, each move with its own
-instruction). :meth:`IndexStore.rank` turns a system name, a pool and a batch of queries
-into a :class:`~ratio.metrics.run.Run`; a hybrid ranks each component
-:attr:`IndexStore.HYBRID_DEPTH` deep and fuses the runs (:mod:`ratio.metrics.fusion`).
+``ratio evaluate``, ``ratio train-compare`` and the search service each rank through an
+:class:`IndexStore` (the first two with one layout, :func:`ratio.evaluation.harness.index_store`).
+A system is a :class:`~ratio.config.SystemConfig`: BM25, dense (a registry model, a local folder
+or a trained model), a hybrid fusing other named systems, or an instructed view of one dense
+system (its index, queries read with another prefix: a unified model serves every move from one
+index, each move with its own instruction). :meth:`IndexStore.rank` turns a system name, a pool
+and a batch of queries into a :class:`~ratio.metrics.run.Run`; a hybrid ranks each component at
+least :attr:`IndexStore.HYBRID_DEPTH` deep and fuses the runs (:mod:`ratio.metrics.fusion`).
 
 A leaf system's index is built once, kept in memory for the process, saved to
 ``folder(name, pool)`` (the caller's layout, e.g. ``RunDir.index``) and reloaded
 memory-mapped while the system's digest and the pool's content fingerprint are those
 recorded next to it. Dense models encode through the run's embedding cache
-(``<build.out>/embeddings``), so every user of a run encodes a text once.
+(``<build.out>/embeddings``), so every user of a run encodes a candidate once.
 """
 
 from __future__ import annotations

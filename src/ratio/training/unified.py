@@ -10,13 +10,16 @@ Broaden's few queries count as much as Specify's many.
 
 :func:`compare` ranks the test split's shared pool with the baseline, each
 relation's specialist and the unified model, and writes one table in the
-evaluation harness's layout (``results.{md,csv,json}``). Embeddings go through
-the harness's cache (``<build.out>/embeddings``), so the baseline reuses what
-``ratio evaluate`` already encoded.
+evaluation harness's layout (``results.{md,csv,json}``). It ranks through the
+harness's :class:`~ratio.retrieval.store.IndexStore`
+(:func:`~ratio.evaluation.harness.index_store`: indexes under ``<build.out>/indexes``,
+embeddings in ``<build.out>/embeddings``), so the baseline reuses what ``ratio evaluate``
+already encoded or indexed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -25,18 +28,22 @@ from typing import Any
 import numpy as np
 
 from ratio.config import RunConfig, SystemConfig
-from ratio.evaluation.harness import EvaluationResults, make_pool, write_results
+from ratio.evaluation.harness import (
+    EvaluationResults,
+    index_store,
+    make_pool,
+    named_systems,
+    system_label,
+    write_results,
+)
 from ratio.evaluation.overlap import OverlapResult, lexical_overlap, plot_overlap
 from ratio.io import write_text_atomic
 from ratio.metrics import Qrels, Run
 from ratio.metrics.evaluate import evaluate_per_query
-from ratio.metrics.fusion import rrf_fuse
 from ratio.metrics.significance import paired_scores, randomization_test
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
-from ratio.retrieval.base import build_retriever
-from ratio.retrieval.dense import DenseRetriever
-from ratio.retrieval.models import resolve_model
+from ratio.retrieval.models import prefixes, resolve_model
 from ratio.run import UNIFIED, RunDir
 from ratio.training.data import (
     TrainingError,
@@ -45,6 +52,8 @@ from ratio.training.data import (
     unified_prefixes,
 )
 from ratio.training.train import METRICS, train
+
+DEPTH = 100  # every system ranks this deep (the table's largest k)
 
 
 def train_unified(config: RunConfig, *, progress: bool = True, callbacks=()) -> dict[str, Any]:
@@ -57,6 +66,19 @@ def _sample(n: int, cap: int, seed: int) -> np.ndarray:
     if cap and cap < n:
         idx = np.sort(np.random.default_rng(seed).choice(idx, size=cap, replace=False))
     return idx
+
+
+def _evaluated(s: SystemConfig, config: RunConfig) -> SystemConfig:
+    """``s`` under the name ``ratio evaluate`` gives the same system (a configured one with the
+    same settings, else the harness's default label), so the two share its saved indexes."""
+
+    def settings(x: SystemConfig) -> dict[str, Any]:
+        d = x.identity()
+        del d["name"], d["max_pool"]  # an index is per pool anyway: the folder names the pool
+        return d
+
+    same = (n for n, e in named_systems(config).items() if settings(e) == settings(s))
+    return dataclasses.replace(s, name=next(same, system_label(s)))
 
 
 def compare(
@@ -81,9 +103,10 @@ def compare(
     harness's setting. ``specialists`` limits which moves' specialists are encoded (each costs
     one encoding of the pool; default all). Missing trained models are skipped with a note.
 
-    Its systems are built here rather than named in ``[evaluate]``: their prefixes come
-    from the training setup, and the unified model's query instruction differs per
-    relation. Their runs, fusion, metrics and tables are the evaluation harness's.
+    Its systems are defined here rather than named in ``[evaluate]``: their prefixes come
+    from the training setup, and each trained model is queried with the prefix it was
+    trained with (an ``instructed`` view of its index; the unified model's differs per
+    relation). Their store, fusion, metrics and tables are the evaluation harness's.
     """
     tc = config.train
     relations = relations or [r for r in config.evaluate.relations if r in RELATIONS]
@@ -91,7 +114,6 @@ def compare(
     max_pool = tc.test_max_pool if max_pool is None else max_pool
     run_dir = RunDir.of(config)
     bench = run_dir.benchmark.load(split)
-    cache = run_dir.embeddings
     models = run_dir.trained
     _, spec = resolve_model(tc.base_model)
     qp, dp = setup_prefixes(tc.prefix, spec)
@@ -117,43 +139,70 @@ def compare(
     )
     if max_queries:
         pool.description += f"; seeded sample of <= {max_queries:,} queries per relation"
+        if pool.key != "shared":  # a sub-pool of the sampled golds: not the harness's, same cap
+            pool.key += f"-q{max_queries}"
 
     base_name = Path(tc.base_model).name
-    # (system name, setup, model, {relation: query prefix} or None for all relations)
-    plan: list[tuple[str, str, str, dict[str, str]]] = []
+    bm25 = _evaluated(SystemConfig(kind="bm25"), config)
+    baseline = _evaluated(SystemConfig(kind="dense", model=tc.base_model, prefix=tc.prefix), config)
+    store = index_store(
+        run_dir, split, {bm25.name: bm25, baseline.name: baseline}, progress=progress
+    )
+
+    def trained(leaf: str, model: Path, queries: dict[str, str]) -> dict[str, tuple[str, str]]:
+        """A trained model's index (``leaf``), queried for each relation through an instructed
+        view with the prefix it was trained with: ``{relation: (view, prefix)}``. Its documents
+        must get the prefix training gave them (``dp``, the base model's); the store reads the
+        model folder's, and a fine-tune is not in the registry: its ``recommended`` is empty."""
+        got = prefixes(resolve_model(str(model))[1], tc.prefix)[1]
+        if got != dp:
+            raise TrainingError(
+                f"{model}: trained with document prefix {dp!r} (train.prefix = "
+                f"{tc.prefix!r} of {tc.base_model}), but its index would prefix {got!r}"
+            )
+        store.define(SystemConfig(name=leaf, kind="dense", model=str(model), prefix=tc.prefix))
+        views = {}
+        for r, q in queries.items():
+            view = f"{leaf}@{r}"
+            store.define(
+                SystemConfig(name=view, kind="instructed", components=[leaf], instruction=q)
+            )
+            views[r] = (view, q)
+        return views
+
+    # (setup, model, {relation: (store system, query prefix)})
+    plan: list[tuple[str, str, dict[str, tuple[str, str]]]] = []
+    tuned: dict[str, str] = {}  # relation -> its specialist's store system
     skipped: list[str] = []
     if "baseline" in systems:
         plan.append(
-            (base_name, f"{tc.prefix}-Baseline", tc.base_model, dict.fromkeys(relations, qp))
+            (f"{tc.prefix}-Baseline", tc.base_model, {r: (baseline.name, qp) for r in relations})
         )
     if "specialists" in systems:
         for rel in specialists or relations:
             d = models.best(rel)
             if (d / "modules.json").is_file():
-                plan.append((base_name, f"{tc.prefix}-Tuned", str(d), {rel: qp}))
+                views = trained(f"trained-{rel}", d, {rel: qp})
+                tuned[rel] = views[rel][0]
+                plan.append((f"{tc.prefix}-Tuned", str(d), views))
             else:
                 skipped.append(f"specialist {rel}: no model at {d}")
     if "unified" in systems:
         d = models.best(UNIFIED)
         if (d / "modules.json").is_file():
-            plan.append(
-                (
-                    base_name,
-                    f"{tc.prefix}-Unified ({tc.unified_instruction})",
-                    str(d),
-                    {r: uni[r] for r in relations},
-                )
-            )
+            views = trained(UNIFIED, d, {r: uni[r] for r in relations})
+            plan.append((f"{tc.prefix}-Unified ({tc.unified_instruction})", str(d), views))
         else:
             skipped.append(f"unified: no model at {d}")
 
     rows: list[dict[str, Any]] = []
     timings: dict[str, float] = {}
     per_query: dict[tuple[str, str], Any] = {}
-    ranked: dict[tuple[str, str], Run] = {}  # each system's own order, for fusion
+    ranked: dict[tuple[str, str], Run] = {}  # each system's own order, for the overlap plot
 
-    def add_row(system, kind, model, setup, rel, run: Run, qp_, dp_):
-        qrels = per_rel[rel][2]
+    def add_row(system, kind, model, setup, rel, name: str, qp_, dp_):
+        qids, texts, qrels = per_rel[rel]
+        run = store.rank(name, pool, texts, DEPTH, qids)
         pq = evaluate_per_query(Qrels.from_dict(qrels), run, METRICS)
         per_query[(setup, rel)], ranked[(setup, rel)] = pq, run
         rows.append(
@@ -174,28 +223,22 @@ def compare(
 
     if "bm25" in systems:
         t0 = time.perf_counter()
-        bm25 = build_retriever(SystemConfig(name="BM25-unigram", kind="bm25"))
-        bm25.index(pool.ids, pool.texts)
         for rel in relations:
-            qids, texts, _ = per_rel[rel]
-            add_row("BM25-unigram", "bm25", "", "BM25", rel, bm25.search(texts, 100, qids), "", "")
+            add_row("BM25-unigram", "bm25", "", "BM25", rel, bm25.name, "", "")
         timings["BM25"] = time.perf_counter() - t0
-    for name, setup, model, prefs in plan:
+    for setup, model, per_move in plan:
         t0 = time.perf_counter()
-        r = DenseRetriever(model, name=name, prefix="none", cache_dir=cache)
-        r.doc_prefix = dp
-        r.index(pool.ids, pool.texts)
-        for rel, prefix in prefs.items():
-            qids, texts, _ = per_rel[rel]
-            ranked_run = r.search_vectors(r.embed(texts, prefix), 100, qids)
-            add_row(name, "dense", model, setup, rel, ranked_run, prefix, dp)
+        for rel, (name, prefix) in per_move.items():
+            add_row(base_name, "dense", model, setup, rel, name, prefix, dp)
         timings[f"{setup}:{model}"] = time.perf_counter() - t0
-    tuned_setup = f"{tc.prefix}-Tuned"
     if "hybrid" in systems and "bm25" in systems:
         for rel in relations:
-            if (tuned_setup, rel) in ranked:
-                fused = rrf_fuse([ranked[("BM25", rel)], ranked[(tuned_setup, rel)]], 100)
-                add_row(base_name, "hybrid", "", "RRF(BM25, Tuned)", rel, fused, "", dp)
+            if rel in tuned:  # RRF of BM25 and the move's specialist, each ranked 100 deep
+                parts = [bm25.name, tuned[rel]]
+                name = store.define(
+                    SystemConfig(name=f"hybrid@{rel}", kind="hybrid", components=parts)
+                )
+                add_row(base_name, "hybrid", "", "RRF(BM25, Tuned)", rel, name, "", dp)
     # paired randomization tests of each row's per-query MRR@10 against BM25 and the baseline
     for ref, ref_setup in (("bm25", "BM25"), ("baseline", f"{tc.prefix}-Baseline")):
         for row in rows:
