@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import zstandard
 
 
 class RatioError(Exception):
@@ -54,9 +55,6 @@ class _ZstdRawReader(io.RawIOBase):
     _CHUNK = 1 << 18
 
     def __init__(self, raw: io.BufferedIOBase):
-        import zstandard
-
-        self._zstd = zstandard
         self._raw = raw
         self._dobj = zstandard.ZstdDecompressor().decompressobj()
         self._in_frame = False  # bytes of the current frame have been fed
@@ -78,11 +76,11 @@ class _ZstdRawReader(io.RawIOBase):
                 return
             while chunk:
                 if self._dobj.eof:  # next frame of a multi-frame file
-                    self._dobj = self._zstd.ZstdDecompressor().decompressobj()
+                    self._dobj = zstandard.ZstdDecompressor().decompressobj()
                     self._in_frame = False
                 try:
                     out = self._dobj.decompress(chunk)
-                except self._zstd.ZstdError as e:
+                except zstandard.ZstdError as e:
                     raise _TruncatedStream(f"corrupt zstd data: {e}") from e
                 self._in_frame = True
                 self._pending = self._pending + out if self._pending else out

@@ -20,8 +20,11 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from ratio import schemas
+from ratio.executors import run_shards
 from ratio.io import atomic_path
 from ratio.records import RELATIONS
 
@@ -179,9 +182,6 @@ def partition_shard(src: str, shuffle_dir: str, parts: int) -> dict:
     The bucket is DuckDB's ``hash(gold_match) % parts``, which is the same on every worker
     (unlike Python's salted ``hash``).
     """
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     name = Path(src).stem
     con = connect(1)
     try:
@@ -227,8 +227,6 @@ def dedup_partitioned(
     Writes the same ``out_path`` byte for byte; the buckets live under
     ``<out dir>/.shuffle`` and ``<out dir>/.parts`` only while it runs.
     """
-    from ratio.executors import run_shards
-
     out = Path(out_path)
     shuffle, part_out = out.parent / ".shuffle", out.parent / ".parts"
     for d in (shuffle, part_out):

@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
+from ratio.config import load_config
 from ratio.run import RunDir
 
 
@@ -23,11 +26,8 @@ def build_cmd(
     workers: int = typer.Option(None, "--workers", "-j", help="Parallel shard workers."),
 ) -> None:
     """Ingest, mine, dedup, split, export and report; up-to-date stages are skipped."""
-    from rich.console import Console
-    from rich.table import Table
-
+    # lazy: ratio.build pulls duckdb and every stage (~0.8 s), not for --help
     from ratio.build import SPLITS, build
-    from ratio.config import load_config
 
     overrides = {
         k: v
@@ -68,8 +68,8 @@ def export_beir_cmd(
     config: Path = typer.Option(..., "--config", "-c", help="Run config (TOML)."),
 ) -> None:
     """Write <out>/export/beir/<split>/<relation>/ in BEIR layout (GenericDataLoader, MTEB)."""
+    # lazy: ratio.build pulls duckdb and every stage (~0.8 s), not for --help
     from ratio.build import export
-    from ratio.config import load_config
 
     cfg = load_config(config)
     ran, _ = export(cfg)

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from ratio.build.sample import stratified_sample
 from ratio.config import RunConfig
+from ratio.evaluation.overlap import StemmedTokenSets, jaccard
 from ratio.io import RatioError, write_parquet_atomic
 from ratio.judge.prompts import relation_prompts
 from ratio.judge.runner import Judge, Result, Task, results_table, write_report
@@ -114,8 +115,6 @@ def discovered_positives(
     cand_text: dict[str, str],
 ) -> dict[str, Any]:
     """Appendix G: accepted non-gold candidates, how often, from which paper, how lexical."""
-    from ratio.evaluation.overlap import StemmedTokenSets, jaccard
-
     n = len(lists)
     with_alt = alt_without_gold = 0
     n_alt = cross = 0

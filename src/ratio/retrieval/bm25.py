@@ -233,6 +233,7 @@ class BM25Retriever(Retriever):
         return all_idx, all_scores
 
     def _top_numba(self, token_lists: list[list[str]], k: int) -> tuple[np.ndarray, np.ndarray]:
+        # lazy: the kernel imports numba and scipy (~1 s), which the numpy path never needs
         from ratio.retrieval._bm25_kernel import retrieve_topk
 
         vocab = self.vocab

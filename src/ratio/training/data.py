@@ -14,6 +14,7 @@ import numpy as np
 from ratio.evaluation.harness import sub_pool
 from ratio.io import RatioError
 from ratio.records import RELATIONS
+from ratio.retrieval.bm25 import BM25Retriever
 from ratio.retrieval.models import GENERIC_PREFIXES, PREFIX_SETUPS, ModelSpec, prefixes
 from ratio.run import Benchmark
 
@@ -252,8 +253,6 @@ def mine_hard_negatives(
     false negative). An anchor whose top-k holds nothing else gets a seeded random
     pool sentence, so every row has a negative.
     """
-    from ratio.retrieval.bm25 import BM25Retriever
-
     if k < 1:
         raise TrainingError(f"train.hard_negatives_k must be >= 1, got {k}")
     ids, texts = bench.candidate_ids, bench.candidate_texts

@@ -26,6 +26,7 @@ as in the paper's 4-GPU Address/Specify runs).
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -38,10 +39,14 @@ from typing import Any
 
 import numpy as np
 
-from ratio.config import RunConfig
+from ratio.config import RunConfig, SystemConfig
 from ratio.io import write_text_atomic
+from ratio.metrics import Qrels, Run, evaluate
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
+from ratio.retrieval.base import build_retriever, top_k_rows
+from ratio.retrieval.dense import available_cores
+from ratio.retrieval.models import is_static, quiet_offline_hf, resolve_model
 from ratio.run import ModelsDir, RunDir
 from ratio.training.data import (
     EvalSet,
@@ -73,9 +78,6 @@ def load_base_model(name: str, max_seq_length: int = 128, device: str | None = N
     sentence-transformers trains static embeddings), so the saved result is an
     ordinary sentence-transformers directory the dense retriever loads with torch.
     """
-    from ratio.retrieval.dense import available_cores
-    from ratio.retrieval.models import is_static, quiet_offline_hf, resolve_model
-
     quiet_offline_hf()
     import torch
     from sentence_transformers import SentenceTransformer
@@ -159,9 +161,6 @@ def rank_metrics(
     With several relations it adds ``<relation>_<metric>`` and makes the plain
     metrics the macro average over relations (so Broaden weighs as much as Specify).
     """
-    from ratio.metrics import Run
-    from ratio.retrieval.base import top_k_rows
-
     k = min(depth, len(pool_ids))
     idx = np.zeros((len(q), k), dtype=np.int64)
     sc = np.zeros((len(q), k), dtype=np.float32)
@@ -179,8 +178,6 @@ def run_metrics(
     relations: Sequence[str] | None = None,
 ) -> dict[str, float]:
     """METRICS of a run; with several relations, per relation and their macro average."""
-    from ratio.metrics import Qrels, evaluate
-
     rels = list(dict.fromkeys(relations or []))
     if len(rels) <= 1:
         return evaluate(Qrels.from_dict(qrels), run, METRICS)
@@ -203,9 +200,6 @@ def evaluate_model(model: Any, evalset: EvalSet, batch_size: int = 128) -> dict[
 def bm25_validation(plan: Plan) -> dict[str, float]:
     """BM25-unigram on the plan's validation set (prefixes stripped): the floor a trained
     model must clear before ``auto`` serves it."""
-    from ratio.config import SystemConfig
-    from ratio.retrieval.base import build_retriever
-
     vs = plan.valset
     queries = [
         t[len(plan.query_prefixes[r]) :] for t, r in zip(vs.query_texts, vs.relations, strict=True)
@@ -264,8 +258,6 @@ class Plan:
 
 def make_plans(config: RunConfig, relation: str, unified: bool = False) -> list[Plan]:
     """Load and check all inputs of a training run; raises before any model is loaded."""
-    from ratio.retrieval.models import resolve_model
-
     tc = config.train
     rels = check_relation(relation)
     if unified and rels != list(RELATIONS):
@@ -533,8 +525,6 @@ def _step_of(checkpoint: str) -> int:
 
 def _gather_kw() -> dict[str, Any]:
     """Cross-device negatives under DDP (no-op on one device), where the library supports it."""
-    import inspect
-
     from sentence_transformers.losses import MultipleNegativesRankingLoss
 
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:  # set by accelerate launch / torchrun
