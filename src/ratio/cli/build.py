@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from ratio.config import load_config
 from ratio.run import RunDir
@@ -26,6 +24,10 @@ def build_cmd(
     workers: int = typer.Option(None, "--workers", "-j", help="Parallel shard workers."),
 ) -> None:
     """Ingest, mine, dedup, split, export and report; up-to-date stages are skipped."""
+    # lazy: rich's tables (~60 ms) only print here, so `ratio search` and the rest skip them
+    from rich.console import Console
+    from rich.table import Table
+
     # lazy: ratio.build pulls duckdb and every stage (~0.8 s), not for --help
     from ratio.build import SPLITS, build
 
