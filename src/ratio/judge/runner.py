@@ -297,7 +297,7 @@ class Judge:
                 continue
             except RequestRejected as e:
                 return Result(
-                    task, key, False, None, raw, f"rejected: {e}", attempts, tin, tout
+                    task, key, False, None, None, raw, f"rejected: {e}", attempts, tin, tout
                 ), True
             tin += c.input_tokens
             tout += c.output_tokens
