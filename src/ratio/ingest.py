@@ -591,8 +591,8 @@ def corpus_stats(
     if not layout.sentence_shards():
         raise RatioError(f"{out}: no sentence shards found (run `ratio ingest` first)")
     con = duckdb.connect()
-    n_papers = con.execute(f"SELECT count(*) FROM read_parquet('{pap_glob}')").fetchone()[0]
-    n_sent = con.execute(f"SELECT count(*) FROM read_parquet('{sent_glob}')").fetchone()[0]
+    n_papers = con.execute(f"SELECT count(*) FROM read_parquet('{pap_glob}')").fetchall()[0][0]
+    n_sent = con.execute(f"SELECT count(*) FROM read_parquet('{sent_glob}')").fetchall()[0][0]
     per_year = con.execute(
         f"""
         SELECT p.year, p.papers, coalesce(s.sentences, 0) FROM

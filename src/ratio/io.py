@@ -86,7 +86,7 @@ class _ZstdRawReader(io.RawIOBase):
                 self._pending = self._pending + out if self._pending else out
                 chunk = self._dobj.unused_data if self._dobj.eof else b""
 
-    def readinto(self, buffer) -> int:  # type: ignore[override]
+    def readinto(self, buffer) -> int:
         self._fill()
         n = min(len(buffer), len(self._pending) - self._pos)
         buffer[:n] = self._pending[self._pos : self._pos + n]
@@ -106,7 +106,7 @@ def _open_binary(path: Path) -> io.BufferedIOBase:
     if name.endswith(".zst"):
         return io.BufferedReader(_ZstdRawReader(raw), buffer_size=1 << 20)
     if name.endswith(".gz"):
-        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=raw)
     return raw
 
 
@@ -155,6 +155,8 @@ def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
 
 class _BadLine(str):
     """A placeholder line that carries its decoding error; readers check ``isinstance``."""
+
+    error: InputError
 
     def __new__(cls, path: Path, lineno: int, reason: str):
         obj = super().__new__(cls, "")

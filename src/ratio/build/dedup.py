@@ -97,14 +97,14 @@ def _stats(con: duckdb.DuckDBPyConnection, src: str, out: str) -> dict[str, int]
         neg = "" if rel else "NOT "
         return con.execute(
             f"SELECT count(*) FROM {table} WHERE relation {neg}IN ({_REL_LIST})"
-        ).fetchone()[0]
+        ).fetchall()[0][0]
 
     in_rel, in_dis = count(src, True), count(src, False)
     out_rel, out_dis = count(out, True), count(out, False)
     dis_as_gold = con.execute(
         f"SELECT count(*) FROM {src} s WHERE relation NOT IN ({_REL_LIST}) AND gold_match IN "
         f"(SELECT gold_match FROM {src} WHERE relation IN ({_REL_LIST}))"
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     return {
         "input_pairs": in_rel,
         "input_distractors": in_dis,

@@ -365,10 +365,10 @@ def split_counts(split_dir: Path) -> dict:
 
 
 def _value_counts(col: pa.ChunkedArray) -> dict[str, int]:
-    vc = col.combine_chunks().value_counts() if len(col) else []
-    return dict(
-        sorted((str(x["values"]), int(x["counts"])) for x in (vc.to_pylist() if len(col) else []))
-    )
+    if not len(col):
+        return {}
+    vc = col.combine_chunks().value_counts().to_pylist()
+    return dict(sorted((str(x["values"]), int(x["counts"])) for x in vc))
 
 
 def check_leakage(benchmark_dir: str | os.PathLike) -> int:

@@ -74,6 +74,6 @@ def compare_cmd(
         relations=relation or None,
         specialists=specialist or None,
     )
-    typer.echo((res.out_dir / "results.md").read_text(encoding="utf-8"))
+    typer.echo(Path(res.files["md"]).read_text(encoding="utf-8"))
     for note in res.meta["skipped"]:
         typer.echo(f"skipped {note}")

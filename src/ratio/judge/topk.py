@@ -159,7 +159,7 @@ def retriever_judge_agreement(
     ``judged`` maps a query id to whether the silver judge accepted its (query, gold)
     pair before filtering; OR is the odds ratio of a top-k hit, accepted vs rejected.
     """
-    hits = {True: [], False: []}
+    hits: dict[bool, list[bool]] = {True: [], False: []}
     for q, acc in judged.items():
         if q in lists and q in gold:
             hits[acc].append(gold[q] in lists[q][:k])

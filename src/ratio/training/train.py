@@ -26,6 +26,7 @@ as in the paper's 4-GPU Address/Specify runs).
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import logging
@@ -85,11 +86,9 @@ def load_base_model(name: str, max_seq_length: int = 128, device: str | None = N
     torch.set_num_threads(available_cores())
     path, _ = resolve_model(name)
     if is_static(path):
-        try:
-            from sentence_transformers.sentence_transformer.modules import StaticEmbedding
-        except ImportError:  # sentence-transformers < 6
-            from sentence_transformers.models import StaticEmbedding
-
+        StaticEmbedding = _st_class(
+            ("sentence_transformer.modules", "StaticEmbedding"), ("models", "StaticEmbedding")
+        )
         model = SentenceTransformer(
             modules=[StaticEmbedding.from_model2vec(str(path))], device=device
         )
@@ -179,7 +178,7 @@ def run_metrics(
 ) -> dict[str, float]:
     """METRICS of a run; with several relations, per relation and their macro average."""
     rels = list(dict.fromkeys(relations or []))
-    if len(rels) <= 1:
+    if relations is None or len(rels) <= 1:
         return evaluate(Qrels.from_dict(qrels), run, METRICS)
     out: dict[str, float] = {}
     for rel in rels:
@@ -210,18 +209,23 @@ def bm25_validation(plan: Plan) -> dict[str, float]:
     return run_metrics(run, vs.query_ids, vs.qrels, vs.relations)
 
 
-def _evaluator_base():
-    try:
-        from sentence_transformers.base.evaluation import BaseEvaluator
-    except ImportError:  # sentence-transformers 3-5
-        from sentence_transformers.evaluation import SentenceEvaluator as BaseEvaluator
-    return BaseEvaluator
+def _st_class(*where: tuple[str, str]) -> Any:
+    """The first ``(module, class)`` of sentence-transformers that imports: version 6 moved
+    the pieces training uses (the older 3-5 location comes second)."""
+    for module, name in where:
+        try:
+            return getattr(importlib.import_module(f"sentence_transformers.{module}"), name)
+        except (ImportError, AttributeError):
+            continue
+    raise ImportError(f"sentence-transformers has none of {where}")
 
 
 def make_evaluator(evalset: EvalSet, batch_size: int):
     """A sentence-transformers evaluator reporting validation MRR@10 (primary) and friends."""
 
-    class RetrievalEvaluator(_evaluator_base()):
+    base: Any = _st_class(("base.evaluation", "BaseEvaluator"), ("evaluation", "SentenceEvaluator"))
+
+    class RetrievalEvaluator(base):
         def __init__(self) -> None:
             super().__init__()
             self.name = evalset.name
@@ -336,10 +340,7 @@ def _training_args(
     import transformers
     from sentence_transformers import SentenceTransformerTrainingArguments
 
-    try:
-        from sentence_transformers.base.sampler import BatchSamplers
-    except ImportError:  # sentence-transformers 3-5
-        from sentence_transformers.training_args import BatchSamplers
+    BatchSamplers = _st_class(("base.sampler", "BatchSamplers"), ("training_args", "BatchSamplers"))
 
     steps_per_epoch = max(1, -(-n_pairs // trial.batch_size))
     kw: dict[str, Any] = {}
@@ -439,7 +440,7 @@ def run_trial(
     out = trainer.train(resume_from_checkpoint=last)
     wall = time.perf_counter() - t0
     key = f"eval_{plan.valset.name}_{PRIMARY}"
-    epochs = [
+    epochs: list[dict[str, Any]] = [
         {
             "epoch": h.get("epoch"),
             "step": h.get("step"),
