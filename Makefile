@@ -45,6 +45,7 @@ test: setup
 lint: setup
 	.venv/bin/ruff check src tests benchmarks scripts
 	.venv/bin/ruff format --check src tests benchmarks scripts
+	.venv/bin/mypy  # src/, as [tool.mypy] in pyproject.toml says
 
 bench: setup
 	$(PY) benchmarks/ingest.py

@@ -6,7 +6,7 @@ __all__ = ["__version__", "moves", "search"]
 
 
 def __getattr__(name):
-    # Lazy: ``import ratio`` stays cheap; the search engine loads models on first use.
+    # lazy: every ``import ratio.x`` runs this file; ratio.api loads the search engine (~0.9 s)
     if name in ("search", "moves"):
         from ratio import api
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ratio.config import RunConfig
+from ratio.serve.engine import SearchEngine
 
 FILTERS = ("year_min", "year_max", "venue", "exclude_paper")
 
@@ -46,8 +47,6 @@ def engine(
     ``config`` is a TOML path, a loaded ``RunConfig``, or None for ``$RATIO_CONFIG``
     (else the defaults, which read ``runs/neurips`` under the working directory).
     """
-    from ratio.serve.engine import SearchEngine
-
     ckey, cfg = _config_key(config)
     key = (ckey, split, source, str(candidates) if candidates else None)
     eng = _ENGINES.get(key)

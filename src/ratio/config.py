@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import types
 import typing
 from dataclasses import dataclass, field
@@ -262,7 +263,7 @@ def _coerce(tp, value, path: str):
     return value
 
 
-def load_config(path: str | Path | None = None, overrides: dict | None = None) -> RunConfig:
+def load_config(path: str | os.PathLike | None = None, overrides: dict | None = None) -> RunConfig:
     """Parse a TOML run config (or defaults when ``path`` is None)."""
     data: dict = {}
     base = ""

@@ -19,9 +19,15 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
 
 from ratio.judge.backends import JudgeError, resolve_gguf
 from ratio.retrieval.models import OFFLINE_ENV, ModelNotFoundError
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_types import CreateCompletionResponse
 
 PROBE = "the sentence a self-check embeds"
 
@@ -36,7 +42,7 @@ class Check:
 
 def cpu_summary() -> str:
     """The CPU model and the SIMD extensions that decide which native builds run on it."""
-    model, flags = "unknown CPU", set()
+    model, flags = "unknown CPU", set[str]()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name") and model == "unknown CPU":
@@ -64,7 +70,10 @@ def _llama() -> str:
 
     gguf = resolve_gguf("smollm2")
     llm = llama_cpp.Llama(model_path=str(gguf), n_ctx=256, n_threads=1, verbose=False)
-    out = llm.create_completion("Hello", max_tokens=1, temperature=0.0)
+    # not streamed, so one response (llama_cpp's annotation has no overload on stream)
+    out = cast(
+        "CreateCompletionResponse", llm.create_completion("Hello", max_tokens=1, temperature=0.0)
+    )
     features = llama_cpp.llama_print_system_info().decode(errors="replace")
     # "CPU : SSE3 = 1 | AVX = 1 | ..." -> the features compiled in
     simd = [f.split("=")[0].split(":")[-1].strip() for f in features.split("|") if "= 1" in f]
@@ -76,7 +85,6 @@ def _llama() -> str:
 
 def _faiss() -> str:
     import faiss
-    import numpy as np
 
     x = np.random.default_rng(0).standard_normal((256, 32)).astype("float32")
     index = faiss.IndexFlatIP(32)
@@ -96,6 +104,7 @@ def _torch() -> str:
 
 def _embedding(model: str) -> Callable[[], str]:
     def check() -> str:
+        # lazy: dense + its exporters and cache (~30 ms) stay off the `ratio --help` path
         from ratio.retrieval.dense import Encoder
 
         enc = Encoder(model)

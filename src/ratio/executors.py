@@ -141,16 +141,6 @@ def _pin_code_version() -> None:
     os.environ.setdefault("RATIO_CODE_VERSION", code_version())
 
 
-def _failed(
-    result: Any, task: tuple, label: Callable[[tuple], str], failures: dict[str, BaseException]
-) -> bool:
-    """Record a worker's :class:`_Failure` under its shard label; True when it was one."""
-    if isinstance(result, _Failure):
-        failures[label(task)] = result.rebuild()
-        return True
-    return False
-
-
 def _run_local(
     fn: Callable[..., dict],
     tasks: Sequence[tuple],
@@ -162,7 +152,8 @@ def _run_local(
     if workers == 1:
         for task in tasks:
             result = _guarded(fn, *task)
-            if _failed(result, task, label, failures):
+            if isinstance(result, _Failure):
+                failures[label(task)] = result.rebuild()
                 continue
             yield result
         return
@@ -177,7 +168,8 @@ def _run_local(
                 except Exception as e:  # noqa: BLE001 - a worker killed mid-shard
                     failures[label(task)] = e
                     continue
-                if _failed(result, task, label, failures):
+                if isinstance(result, _Failure):
+                    failures[label(task)] = result.rebuild()
                     continue
                 yield result
 
@@ -239,7 +231,8 @@ def _run_ray(
                 except ray.exceptions.RayError as e:  # a lost worker or node, after retries
                     failures[label(task)] = e
                     continue
-                if _failed(result, task, label, failures):
+                if isinstance(result, _Failure):
+                    failures[label(task)] = result.rebuild()
                     continue
                 yield result
     finally:

@@ -31,10 +31,17 @@ from ratio.io import InputError, RatioError, write_parquet_atomic, write_text_at
 from ratio.provenance import stamp
 from ratio.readers import DropReport, get_reader, list_inputs
 from ratio.readers.detect import detect_inputs
-from ratio.readers.metadata import apply_metadata, load_metadata, metadata_lookup, write_metadata
+from ratio.readers.metadata import (
+    apply_metadata,
+    load_metadata,
+    metadata_lookup,
+    row_for,
+    write_metadata,
+)
 from ratio.records import Paper
 from ratio.run import DONE_SUFFIX, IngestDir
 from ratio.stages import Shard, Stage, remove_stale, run_shard, run_sharded, run_stage
+from ratio.text import clean, normalize, sections, segment
 
 # Bump when the cleaning/segmentation logic changes output for the same input,
 # so cached shards from older code are recomputed.
@@ -75,8 +82,6 @@ class _TextPipeline:
     """Paragraph -> sentence rows; holds the compiled text tools of one worker."""
 
     def __init__(self, cfg: IngestConfig):
-        from ratio.text import clean, normalize, sections, segment
-
         self.cfg = cfg
         self.clean_inline = clean.clean_inline
         self.segment = segment.get_segmenter(cfg.segmenter)
@@ -495,8 +500,6 @@ def _format_hint(local: list[str], fmt: str) -> str:
 def metadata_match(out: Path, source: str) -> dict:
     """How the sidecar's rows met the ingested papers: matches, papers without a row, rows
     without a paper (each listed by id, the first few)."""
-    from ratio.readers.metadata import row_for
-
     layout = IngestDir(out)
     lookup = metadata_lookup(layout.metadata)
     papers = pq.read_table(layout.papers, columns=["paper_id"])["paper_id"].to_pylist()
@@ -588,8 +591,8 @@ def corpus_stats(
     if not layout.sentence_shards():
         raise RatioError(f"{out}: no sentence shards found (run `ratio ingest` first)")
     con = duckdb.connect()
-    n_papers = con.execute(f"SELECT count(*) FROM read_parquet('{pap_glob}')").fetchone()[0]
-    n_sent = con.execute(f"SELECT count(*) FROM read_parquet('{sent_glob}')").fetchone()[0]
+    n_papers = con.execute(f"SELECT count(*) FROM read_parquet('{pap_glob}')").fetchall()[0][0]
+    n_sent = con.execute(f"SELECT count(*) FROM read_parquet('{sent_glob}')").fetchall()[0][0]
     per_year = con.execute(
         f"""
         SELECT p.year, p.papers, coalesce(s.sentences, 0) FROM

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import zstandard
 
 
 class RatioError(Exception):
@@ -54,9 +55,6 @@ class _ZstdRawReader(io.RawIOBase):
     _CHUNK = 1 << 18
 
     def __init__(self, raw: io.BufferedIOBase):
-        import zstandard
-
-        self._zstd = zstandard
         self._raw = raw
         self._dobj = zstandard.ZstdDecompressor().decompressobj()
         self._in_frame = False  # bytes of the current frame have been fed
@@ -78,17 +76,17 @@ class _ZstdRawReader(io.RawIOBase):
                 return
             while chunk:
                 if self._dobj.eof:  # next frame of a multi-frame file
-                    self._dobj = self._zstd.ZstdDecompressor().decompressobj()
+                    self._dobj = zstandard.ZstdDecompressor().decompressobj()
                     self._in_frame = False
                 try:
                     out = self._dobj.decompress(chunk)
-                except self._zstd.ZstdError as e:
+                except zstandard.ZstdError as e:
                     raise _TruncatedStream(f"corrupt zstd data: {e}") from e
                 self._in_frame = True
                 self._pending = self._pending + out if self._pending else out
                 chunk = self._dobj.unused_data if self._dobj.eof else b""
 
-    def readinto(self, buffer) -> int:  # type: ignore[override]
+    def readinto(self, buffer) -> int:
         self._fill()
         n = min(len(buffer), len(self._pending) - self._pos)
         buffer[:n] = self._pending[self._pos : self._pos + n]
@@ -108,7 +106,7 @@ def _open_binary(path: Path) -> io.BufferedIOBase:
     if name.endswith(".zst"):
         return io.BufferedReader(_ZstdRawReader(raw), buffer_size=1 << 20)
     if name.endswith(".gz"):
-        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=raw)
     return raw
 
 
@@ -157,6 +155,8 @@ def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
 
 class _BadLine(str):
     """A placeholder line that carries its decoding error; readers check ``isinstance``."""
+
+    error: InputError
 
     def __new__(cls, path: Path, lineno: int, reason: str):
         obj = super().__new__(cls, "")

@@ -144,7 +144,7 @@ class Benchmark:
     ) -> tuple[list[str], list[str]]:
         """The relation's queries; with ``max_queries``, a seeded sample stratified by marker
         (the paper's sampler), so slow models can be evaluated on a stated subset."""
-        # ratio.build imports this module (ids, layout): importing it at the top would be circular
+        # lazy, a cycle: ratio.build imports this module (ids, layout); it also pulls duckdb
         from ratio.build.sample import stratified_sample
 
         mask = np.asarray(self.queries.column("relation").to_pylist(), dtype=object) == relation

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import io
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
+
+import zstandard
 
 
 def first_lines(path: Path | str, n: int) -> list[bytes]:
     """The first ``n`` raw lines of a ``.zst`` JSONL shard."""
-    import zstandard
-
     out: list[bytes] = []
     with open(path, "rb") as fh:
         for line in io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(fh)):
@@ -21,8 +26,6 @@ def first_lines(path: Path | str, n: int) -> list[bytes]:
 
 def write_zst(path: Path, lines: list[bytes]) -> Path:
     """Write raw JSONL lines as one zstd frame; returns ``path``."""
-    import zstandard
-
     path.write_bytes(zstandard.ZstdCompressor().compress(b"".join(lines)))
     return path
 
@@ -35,12 +38,6 @@ def start_llama_server(
     Output goes to ``log`` (a pipe nobody reads would fill and stall the server). Raises
     ``RuntimeError`` with the log's tail when the server exits or does not answer in time.
     """
-    import socket
-    import subprocess
-    import sys
-    import time
-    import urllib.request
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from ratio.judge.backends import FatalBackendError, OpenAIBatchBackend, OpenAIChatBackend
+from ratio.judge.backends import (
+    FatalBackendError,
+    OpenAIBatchBackend,
+    OpenAIChatBackend,
+    RequestRejected,
+)
 from ratio.judge.cache import JudgmentCache
 from ratio.judge.prompts import get_prompt
 from ratio.judge.runner import Judge, Task, results_table
@@ -207,3 +212,22 @@ def test_a_401_without_a_key_says_so_and_stops_the_run(fake_openai, tmp_path):
     with pytest.raises(FatalBackendError, match="HTTP 401.*invalid api key") as e:
         j.run(_tasks("a good pair"))
     assert "no API key was given" in str(e.value)
+
+
+class _Rejecting:
+    """A backend whose server refuses every request (e.g. the prompt exceeds the context)."""
+
+    kind, model, concurrency, retries_itself = "stub", "stub-model", 1, False
+
+    def complete(self, messages, **kw):
+        raise RequestRejected("413: prompt too long")
+
+    score = complete
+
+
+def test_a_rejected_request_is_recorded_invalid_with_its_reason(tmp_path):
+    j = Judge(_Rejecting(), JudgmentCache(tmp_path / "c.sqlite"), progress=False)
+    (r,) = j.run(_tasks("A pair too long to fit."))
+    assert not r.valid and r.accepted is None and r.parsed is None
+    assert r.raw == "" and r.error == "rejected: 413: prompt too long" and r.attempts == 1
+    assert results_table([r], j.backend)["error"].to_pylist() == [r.error]

@@ -20,8 +20,11 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from ratio import schemas
+from ratio.executors import run_shards
 from ratio.io import atomic_path
 from ratio.records import RELATIONS
 
@@ -94,14 +97,14 @@ def _stats(con: duckdb.DuckDBPyConnection, src: str, out: str) -> dict[str, int]
         neg = "" if rel else "NOT "
         return con.execute(
             f"SELECT count(*) FROM {table} WHERE relation {neg}IN ({_REL_LIST})"
-        ).fetchone()[0]
+        ).fetchall()[0][0]
 
     in_rel, in_dis = count(src, True), count(src, False)
     out_rel, out_dis = count(out, True), count(out, False)
     dis_as_gold = con.execute(
         f"SELECT count(*) FROM {src} s WHERE relation NOT IN ({_REL_LIST}) AND gold_match IN "
         f"(SELECT gold_match FROM {src} WHERE relation IN ({_REL_LIST}))"
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     return {
         "input_pairs": in_rel,
         "input_distractors": in_dis,
@@ -179,9 +182,6 @@ def partition_shard(src: str, shuffle_dir: str, parts: int) -> dict:
     The bucket is DuckDB's ``hash(gold_match) % parts``, which is the same on every worker
     (unlike Python's salted ``hash``).
     """
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     name = Path(src).stem
     con = connect(1)
     try:
@@ -227,8 +227,6 @@ def dedup_partitioned(
     Writes the same ``out_path`` byte for byte; the buckets live under
     ``<out dir>/.shuffle`` and ``<out dir>/.parts`` only while it runs.
     """
-    from ratio.executors import run_shards
-
     out = Path(out_path)
     shuffle, part_out = out.parent / ".shuffle", out.parent / ".parts"
     for d in (shuffle, part_out):

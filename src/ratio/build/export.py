@@ -97,9 +97,9 @@ def export_beir(
     counts: dict[str, dict[str, dict[str, int]]] = {}
     for split in splits:
         sdir = bench.split(split)
-        for f in TABLES:
-            if not sdir.table(f).exists():
-                raise RatioError(f"{sdir.table(f)}: missing; run `ratio build` first")
+        for name in TABLES:
+            if not sdir.table(name).exists():
+                raise RatioError(f"{sdir.table(name)}: missing; run `ratio build` first")
         shared = out / split / "corpus.jsonl"
         n_corpus = _write_jsonl(
             shared,

@@ -48,6 +48,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ratio import schemas
+from ratio.build._text import match_form
 from ratio.build.dedup import _source_sql, connect, effective_date_sql, kv
 from ratio.config import ConfigError, SplitConfig
 from ratio.io import RatioError, atomic_path
@@ -364,10 +365,10 @@ def split_counts(split_dir: Path) -> dict:
 
 
 def _value_counts(col: pa.ChunkedArray) -> dict[str, int]:
-    vc = col.combine_chunks().value_counts() if len(col) else []
-    return dict(
-        sorted((str(x["values"]), int(x["counts"])) for x in (vc.to_pylist() if len(col) else []))
-    )
+    if not len(col):
+        return {}
+    vc = col.combine_chunks().value_counts().to_pylist()
+    return dict(sorted((str(x["values"]), int(x["counts"])) for x in vc))
 
 
 def check_leakage(benchmark_dir: str | os.PathLike) -> int:
@@ -375,7 +376,6 @@ def check_leakage(benchmark_dir: str | os.PathLike) -> int:
     bench = BenchmarkDir(Path(benchmark_dir))
     seen: set[str] = set()
     leaks = 0
-    from ratio.build._text import match_form
 
     for name in SPLITS:
         texts: set[str] = set()

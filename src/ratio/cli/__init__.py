@@ -24,6 +24,8 @@ app = typer.Typer(
 # the one place that names them (``app.command("x")(x_cmd)``, groups made there too). A
 # module that is missing is skipped so the core commands keep working; any other import
 # error (a missing extra) surfaces.
+# `ratio --help` imports every module here, so a command imports a costly area (ratio.build,
+# the harness, training, serving; ~2.4 s together) inside its body, with a `# lazy:` note.
 _AREAS = [
     "ratio.cli.ingest",
     "ratio.cli.lexicon",

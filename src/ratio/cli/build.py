@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ratio.config import load_config
 from ratio.run import RunDir
 
 
@@ -23,11 +24,12 @@ def build_cmd(
     workers: int = typer.Option(None, "--workers", "-j", help="Parallel shard workers."),
 ) -> None:
     """Ingest, mine, dedup, split, export and report; up-to-date stages are skipped."""
+    # lazy: rich's tables (~60 ms) only print here, so `ratio search` and the rest skip them
     from rich.console import Console
     from rich.table import Table
 
+    # lazy: ratio.build pulls duckdb and every stage (~0.8 s), not for --help
     from ratio.build import SPLITS, build
-    from ratio.config import load_config
 
     overrides = {
         k: v
@@ -68,8 +70,8 @@ def export_beir_cmd(
     config: Path = typer.Option(..., "--config", "-c", help="Run config (TOML)."),
 ) -> None:
     """Write <out>/export/beir/<split>/<relation>/ in BEIR layout (GenericDataLoader, MTEB)."""
+    # lazy: ratio.build pulls duckdb and every stage (~0.8 s), not for --help
     from ratio.build import export
-    from ratio.config import load_config
 
     cfg = load_config(config)
     ran, _ = export(cfg)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from ratio.config import load_config
+
 
 def register(app: typer.Typer) -> None:
     app.command("evaluate")(evaluate_cmd)
@@ -22,7 +24,7 @@ def evaluate_cmd(
     out: str = typer.Option("", help="output folder (default: evaluate.out)"),
 ) -> None:
     """Evaluate every configured retriever on every relation of the benchmark split."""
-    from ratio.config import load_config
+    # lazy: the harness loads the retrievers and search store (~0.15 s), not for --help
     from ratio.evaluation.harness import evaluate_systems
 
     overrides = {"evaluate.out": out} if out else None

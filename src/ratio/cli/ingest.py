@@ -48,6 +48,7 @@ def ingest_cmd(
     address: str = typer.Option("", "--address", help="Ray cluster address (executor ray)."),
 ) -> None:
     """Read papers, clean and segment them, and write sentence shards as Parquet."""
+    # lazy: ratio.ingest loads the readers and text pipeline (~0.5 s), not for --help
     from ratio.ingest import ingest, stats_markdown
 
     cfg = load_config(config)
@@ -94,6 +95,7 @@ def stats_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of Markdown."),
 ) -> None:
     """Report papers, sentences, per-year and per-section counts and drops by reason."""
+    # lazy: ratio.ingest loads the readers and text pipeline (~0.5 s), not for --help
     from ratio.ingest import corpus_stats, stats_markdown
 
     stats = corpus_stats(directory)
@@ -102,6 +104,7 @@ def stats_cmd(
 
 def formats_cmd() -> None:
     """List the corpus formats Ratio can read."""
+    # lazy: the readers package costs ~0.2 s that `ratio --help` need not pay
     from ratio.readers import available_formats, get_reader
 
     for name in available_formats():

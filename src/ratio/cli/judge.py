@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from ratio.config import load_config
+from ratio.judge.runner import open_judge
 from ratio.run import RunDir
 
 
@@ -33,8 +35,6 @@ _BASE_URL = typer.Option(
 
 
 def _config(config: Path, backend: str, model: str, base_url: str, extra: dict | None = None):
-    from ratio.config import load_config
-
     ov = {
         k: v
         for k, v in {
@@ -50,8 +50,6 @@ def _config(config: Path, backend: str, model: str, base_url: str, extra: dict |
 
 def _open(config: Path, backend: str, model: str, base_url: str):
     """Load the config with the CLI overrides and open its judge: every LLM command starts so."""
-    from ratio.judge.runner import open_judge
-
     cfg = _config(config, backend, model, base_url)
     return cfg, open_judge(cfg)
 
@@ -96,6 +94,7 @@ def silver_cmd(
     base_url: str = _BASE_URL,
 ) -> None:
     """Build the silver test set: pairs both calibrated prompts accept."""
+    # lazy: judge.silver pulls ratio.build and duckdb (~0.8 s), not for --help
     from ratio.judge.silver import build_silver
 
     cfg, judge = _open(config, backend, model, base_url)
@@ -131,8 +130,8 @@ def calibrate_cmd(
     base_url: str = _BASE_URL,
 ) -> None:
     """Score every silver prompt against labels; CV thresholds; keep the best two per relation."""
+    # lazy: judge.calibrate pulls ratio.build (via annotate) and duckdb (~0.9 s), not for --help
     from ratio.judge.calibrate import calibrate, calibration_markdown, load_labels
-    from ratio.judge.runner import open_judge
 
     cfg = _config(config, backend, model, base_url, {"judge.scoring": scoring} if scoring else None)
     seed = seed if seed >= 0 else cfg.build.seed
@@ -168,6 +167,7 @@ def topk_cmd(
     base_url: str = _BASE_URL,
 ) -> None:
     """Judge every retrieved top-10 candidate with both prompts; hard/soft metrics."""
+    # lazy: judge.topk pulls ratio.build and duckdb (~1.2 s), not for --help
     from ratio.judge.topk import judge_topk, topk_markdown
 
     cfg, judge = _open(config, backend, model, base_url)
@@ -194,6 +194,7 @@ def pairwise_cmd(
     base_url: str = _BASE_URL,
 ) -> None:
     """Inspiration judge: which top-5 list inspires more; both orders, binomial test."""
+    # lazy: judge.pairwise pulls ratio.build and duckdb (~1 s), not for --help
     from ratio.judge.pairwise import judge_pairwise, pairwise_markdown
 
     cfg, judge = _open(config, backend, model, base_url)
@@ -219,6 +220,7 @@ def markers_cmd(
     base_url: str = _BASE_URL,
 ) -> None:
     """LLM marker expansion + I.1 grading; writes lexicon-llm.tsv (source=llm, strong-true only)."""
+    # lazy: it loads the lexicon package (~60 ms), off the `ratio --help` path
     from ratio.judge.lexicon_llm import build_llm_lexicon
 
     cfg, judge = _open(config, backend, model, base_url)
@@ -254,7 +256,7 @@ def annotate_cmd(
     port: int = typer.Option(8765),
 ) -> None:
     """Serve a local page to label pairs with y / n / s (for `ratio judge calibrate`)."""
-    from ratio.config import load_config
+    # lazy: judge.annotate pulls ratio.build, duckdb and http.server (~1 s), not for --help
     from ratio.judge.annotate import prepare_items, serve
 
     cfg = load_config(config)

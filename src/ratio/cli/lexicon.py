@@ -27,6 +27,7 @@ def register(app: typer.Typer) -> None:
 
 def stats_cmd(lexicon: Path = LexiconOpt) -> None:
     """Validate a lexicon and print its version and sizes per relation and source."""
+    # lazy: the lexicon package and its tools (~60 ms) stay off the `ratio --help` path
     from ratio.lexicon import load_lexicon
 
     lx = load_lexicon(lexicon)
@@ -40,6 +41,7 @@ def stats_cmd(lexicon: Path = LexiconOpt) -> None:
 
 def match_cmd(sentence: list[str], lexicon: Path = LexiconOpt) -> None:
     """Show which marker (if any) opens each SENTENCE."""
+    # lazy: the lexicon package and its tools (~60 ms) stay off the `ratio --help` path
     from ratio.lexicon import MarkerMatcher, load_lexicon
 
     m = MarkerMatcher(load_lexicon(lexicon))
@@ -64,6 +66,7 @@ def discover_cmd(
     lexicon: Path = LexiconOpt,
 ) -> None:
     """Count sentence-initial pre-comma spans and write a review page (paper §4.1)."""
+    # lazy: the lexicon package and its tools (~60 ms) stay off the `ratio --help` path
     from ratio.lexicon import load_lexicon
     from ratio.lexicon.discover import discover as run
     from ratio.lexicon.discover import write_review
@@ -80,6 +83,7 @@ def apply_review_cmd(
     lexicon: Path = LexiconOpt,
 ) -> None:
     """Read reviewers' decisions back into a lexicon TSV."""
+    # lazy: the lexicon package and its tools (~60 ms) stay off the `ratio --help` path
     from ratio.lexicon import load_lexicon
     from ratio.lexicon.discover import apply_review as run
 
@@ -100,6 +104,7 @@ def extend_cmd(
     lexicon: Path = LexiconOpt,
 ) -> None:
     """Collect every corpus extension of the heads up to a comma (paper §4.1)."""
+    # lazy: the lexicon package and its tools (~60 ms) stay off the `ratio --help` path
     from ratio.lexicon import load_lexicon
     from ratio.lexicon.extend import extend as run
     from ratio.lexicon.extend import write_candidates
@@ -117,6 +122,7 @@ def expand_cmd(
     lexicon: Path = LexiconOpt,
 ) -> None:
     """Instantiate the Hearst-style templates into candidate markers (paper Table 5)."""
+    # lazy: the lexicon package and its tools (~60 ms) stay off the `ratio --help` path
     from ratio.lexicon import load_lexicon
     from ratio.lexicon.discover import count_spans
     from ratio.lexicon.expand import expand as run
@@ -141,6 +147,7 @@ def neighbors_cmd(
     lexicon: Path = LexiconOpt,
 ) -> None:
     """Nearest corpus spans of the foundational markers (paper Appendix A)."""
+    # lazy: the lexicon package and its tools (~60 ms) stay off the `ratio --help` path
     from ratio.lexicon import load_lexicon
     from ratio.lexicon.discover import count_spans
     from ratio.lexicon.neighbors import load_encoder, write_candidates

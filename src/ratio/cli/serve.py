@@ -58,6 +58,7 @@ def serve_cmd(
     ),
 ) -> None:
     """Serve inspiration search: JSON API, web page at /, OpenAPI at /openapi.json."""
+    # lazy: serve.app pulls fastapi/pydantic/starlette (~1.5 s), not for --help or search
     from ratio.serve.app import serve
     from ratio.serve.engine import AUTO, SearchEngine
 
@@ -96,6 +97,7 @@ def mcp_cmd(
     index_dir: Path = _INDEX_DIR,
 ) -> None:
     """Run the MCP tool server (stdio): tools address, broaden, specify and moves."""
+    # lazy: mcp_server pulls pydantic (~0.7 s), not for --help or search
     from ratio.serve.engine import SearchEngine
     from ratio.serve.mcp_server import run_stdio
 
@@ -123,6 +125,7 @@ def search_cmd(
     source: str = _SOURCE,
 ) -> None:
     """Top-k sentences for one query and move, as the service ranks them."""
+    # lazy: the engine loads the search store and retrievers (~0.2 s), not for --help
     from ratio.serve.engine import SearchEngine
 
     engine = SearchEngine.open(load_config(config), source=source, split=split, progress=True)

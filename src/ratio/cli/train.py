@@ -12,6 +12,8 @@ from pathlib import Path
 
 import typer
 
+from ratio.config import load_config
+
 
 def register(app: typer.Typer) -> None:
     app.command("train")(train_cmd)
@@ -27,7 +29,7 @@ def train_cmd(
     out: str = typer.Option("", help="output folder (default: train.out)"),
 ) -> None:
     """Fine-tune retrievers on the benchmark's train split, selecting on validation MRR@10."""
-    from ratio.config import load_config
+    # lazy: training loads the harness and retrievers (~0.2 s), not for --help
     from ratio.training.train import summary_rows, train
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -58,7 +60,7 @@ def compare_cmd(
     ),
 ) -> None:
     """BM25, baseline, specialists, unified model and hybrid on one split (one table)."""
-    from ratio.config import load_config
+    # lazy: training loads the harness and retrievers (~0.3 s), not for --help
     from ratio.training.unified import compare
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -72,6 +74,6 @@ def compare_cmd(
         relations=relation or None,
         specialists=specialist or None,
     )
-    typer.echo((res.out_dir / "results.md").read_text(encoding="utf-8"))
+    typer.echo(Path(res.files["md"]).read_text(encoding="utf-8"))
     for note in res.meta["skipped"]:
         typer.echo(f"skipped {note}")

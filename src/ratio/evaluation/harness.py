@@ -72,6 +72,8 @@ def make_pool(
         base = bench.candidates
         key, desc = "shared", "shared pool"
     elif oracle == "relation":
+        if relation is None:
+            raise EvaluationError("oracle 'relation' needs the relation whose pool to keep")
         base = relation_pool(bench.candidates, relation, keep_ids=gold_list)
         key, desc = f"oracle-relation-{relation}", f"oracle pool: {relation} candidates only"
     elif oracle == "golds":
@@ -315,7 +317,7 @@ def table_metrics(ks: Sequence[int]) -> list[str]:
 
 def results_caption(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str:
     """States the split, query counts and every pool evaluated, under the table."""
-    n = {}
+    n: dict[str, int] = {}
     for r in rows:
         n.setdefault(r["relation"], r["n_queries"])
     counts = " / ".join(f"{v:,}" for v in n.values())

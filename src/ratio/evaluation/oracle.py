@@ -16,6 +16,7 @@ within one pool only, as the paper's Table 12 does.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -29,7 +30,7 @@ class OracleError(RatioError):
     """A pool that cannot serve the requested evaluation (e.g. a gold is missing)."""
 
 
-QrelsLike = Qrels | pa.Table | Mapping[str, Mapping[str, int]]
+QrelsLike: TypeAlias = Qrels | pa.Table | Mapping[str, Mapping[str, int]]
 
 
 def _ids_array(ids: Iterable[str] | np.ndarray | pa.Array) -> pa.Array:

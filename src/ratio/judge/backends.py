@@ -34,16 +34,20 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
 from ratio.config import JudgeConfig
 from ratio.io import RatioError
 from ratio.judge.prompts import VERDICTS, verdict_answer
+
+if TYPE_CHECKING:
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+    from llama_cpp.llama_types import CreateChatCompletionResponse
 
 
 class JudgeError(RatioError):
@@ -75,7 +79,7 @@ class Completion:
     verdict_p: list[float] | None = None
 
     @classmethod
-    def with_usage(cls, text: str, usage: dict | None, **kw) -> Completion:
+    def with_usage(cls, text: str, usage: Mapping[str, Any] | None, **kw) -> Completion:
         """A completion with token counts from an OpenAI-style ``usage`` block (llama.cpp too)."""
         usage = usage or {}
         return cls(
@@ -274,9 +278,10 @@ class OpenAIChatBackend:
         except (KeyError, IndexError, TypeError, AttributeError):
             raise TransientError(f"malformed chat completion: {str(resp)[:200]}") from None
         verdict_p = None
-        content = ((choice.get("logprobs") or {}).get("content")) if shape else None
-        if content:
-            verdict_p = verdict_p_from_logprobs(content, shape)
+        if shape:
+            content = (choice.get("logprobs") or {}).get("content")
+            if content:
+                verdict_p = verdict_p_from_logprobs(content, shape)
         return Completion.with_usage(text, resp.get("usage"), verdict_p=verdict_p)
 
     def _create(self, messages: Messages, **kw) -> dict:
@@ -467,7 +472,7 @@ class LlamaCppBackend:
         path = resolve_gguf(model)
         self.model = path.name
         self._lock = threading.Lock()
-        self._formatter = None
+        self._formatter: Jinja2ChatFormatter | None = None
         self.llm = Llama(
             model_path=str(path),
             n_ctx=n_ctx,
@@ -480,12 +485,17 @@ class LlamaCppBackend:
         self, messages: Messages, *, schema: dict, temperature: float, max_tokens: int, seed: int
     ) -> Completion:
         with self._lock:
-            out = self.llm.create_chat_completion(
-                messages=messages,
-                response_format={"type": "json_object", "schema": schema},
-                temperature=temperature,
-                max_tokens=max_tokens,
-                seed=seed,
+            # Not streamed, so one response (llama_cpp's annotation has no overload on stream);
+            # it types messages as TypedDicts, ours are the same role/content dicts.
+            out = cast(
+                "CreateChatCompletionResponse",
+                self.llm.create_chat_completion(
+                    messages=messages,  # type: ignore[arg-type]
+                    response_format={"type": "json_object", "schema": schema},
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    seed=seed,
+                ),
             )
         return Completion.with_usage(
             out["choices"][0]["message"].get("content") or "", out.get("usage")
@@ -510,7 +520,8 @@ class LlamaCppBackend:
                 eos_token=text(self.llm.token_eos()),
                 bos_token=text(self.llm.token_bos()),
             )
-        return self._formatter(messages=messages).prompt
+        # llama_cpp types messages as TypedDicts; ours are the same role/content dicts
+        return self._formatter(messages=messages).prompt  # type: ignore[arg-type]
 
     def _tokens(self, text: str) -> list[int]:
         # the template already wrote any BOS text; special=True turns it into the token

@@ -213,7 +213,8 @@ def read_labels(path: str | Path, items: str | Path | None = None) -> list[dict[
         missing = [c for c in need if c not in (reader.fieldnames or [])]
         if missing:
             raise RatioError(f"{p}: missing column(s) {', '.join(missing)}")
-        rows, seen = [], {}
+        rows: list[dict[str, str]] = []
+        seen: dict[tuple[str, Unit], tuple[str, int]] = {}  # (annotator, unit) -> (label, line)
         for i, row in enumerate(reader, 2):
             lab = (row["label"] or "").strip().lower()
             if lab not in ("y", "n", "s"):
@@ -339,14 +340,16 @@ def panel_scores(
 ) -> dict:
     """Agreement/F1/alpha averaged over annotator pairs (``pred`` None) or prompt-annotator pairs."""
     annots = sorted(labels)
-    pairs = list(itertools.combinations(annots, 2)) if pred is None else [(None, a) for a in annots]
+    if pred is None:
+        pairs = [(labels[a], labels[b]) for a, b in itertools.combinations(annots, 2)]
+    else:
+        pairs = [(pred, labels[b]) for b in annots]
     agg = defaultdict(list)
-    for a, b in pairs:
-        src_a = pred if a is None else labels[a]
-        us = [u for u in units if u in src_a and u in labels[b]]
+    for src_a, src_b in pairs:
+        us = [u for u in units if u in src_a and u in src_b]
         if not us:
             continue
-        ya, yb = [src_a[u] for u in us], [labels[b][u] for u in us]
+        ya, yb = [src_a[u] for u in us], [src_b[u] for u in us]
         s = binary_scores(yb, ya)
         agg["agreement"].append(s["agreement"])
         agg["f1"].append(s["f1"])
@@ -391,7 +394,7 @@ def _judge_prompt(
     for g in groups:
         members = [u for u in units if g is None or fold[u] == g]
         ex: tuple[Shot, ...] = ()
-        if shots:
+        if g is not None:  # folds exist only with shots
             pool = [u for u in ref if u[0] == prompt.relation and fold.get(u) != g]
             ex = _pick_shots(sorted(pool), ref, labels.texts, shots, seed * 1000 + g)
         tasks = [

@@ -40,6 +40,7 @@ from ratio.judge.backends import (
     OpenAIBatchBackend,
     RequestRejected,
     TransientError,
+    make_backend,
 )
 from ratio.judge.cache import JudgmentCache, request_key
 from ratio.judge.prompts import InvalidResponse, Prompt, example_answer, verdicts_only
@@ -296,7 +297,7 @@ class Judge:
                 continue
             except RequestRejected as e:
                 return Result(
-                    task, key, False, None, raw, f"rejected: {e}", attempts, tin, tout
+                    task, key, False, None, None, raw, f"rejected: {e}", attempts, tin, tout
                 ), True
             tin += c.input_tokens
             tout += c.output_tokens
@@ -564,8 +565,6 @@ def results_table(results: Sequence[Result], backend: Backend) -> pa.Table:
 
 def open_judge(config, *, backend: Backend | None = None, progress: bool = True, **kw) -> Judge:
     """A :class:`Judge` for a run config: its backend, cache file, retries and prices."""
-    from ratio.judge.backends import make_backend
-
     jc = config.judge
     return Judge(
         backend or make_backend(jc, seed=config.build.seed),

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from ratio.build.sample import stratified_sample
 from ratio.config import RunConfig
+from ratio.evaluation.overlap import StemmedTokenSets, jaccard
 from ratio.io import RatioError, write_parquet_atomic
 from ratio.judge.prompts import relation_prompts
 from ratio.judge.runner import Judge, Result, Task, results_table, write_report
@@ -114,8 +115,6 @@ def discovered_positives(
     cand_text: dict[str, str],
 ) -> dict[str, Any]:
     """Appendix G: accepted non-gold candidates, how often, from which paper, how lexical."""
-    from ratio.evaluation.overlap import StemmedTokenSets, jaccard
-
     n = len(lists)
     with_alt = alt_without_gold = 0
     n_alt = cross = 0
@@ -160,7 +159,7 @@ def retriever_judge_agreement(
     ``judged`` maps a query id to whether the silver judge accepted its (query, gold)
     pair before filtering; OR is the odds ratio of a top-k hit, accepted vs rejected.
     """
-    hits = {True: [], False: []}
+    hits: dict[bool, list[bool]] = {True: [], False: []}
     for q, acc in judged.items():
         if q in lists and q in gold:
             hits[acc].append(gold[q] in lists[q][:k])

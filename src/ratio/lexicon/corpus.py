@@ -11,6 +11,8 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from ratio.io import RatioError
 
 Pair = tuple[str | None, str, str]  # (previous text, text, paper_id)
@@ -60,8 +62,6 @@ def _iter_list(lines: Iterable[str], pid: str) -> Iterator[Pair]:
 
 
 def _iter_parquet(path: Path) -> Iterator[Pair]:
-    import pyarrow.parquet as pq
-
     for f in parquet_files(path):
         try:
             pf = pq.ParquetFile(f)

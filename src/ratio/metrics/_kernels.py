@@ -36,7 +36,7 @@ def precision_kernel(gains: np.ndarray, k: int) -> np.ndarray:
 
 def hit_rate_kernel(gains: np.ndarray, k: int) -> np.ndarray:
     """1 if any relevant doc is in the top ``k`` (trec ``success_k``)."""
-    return (_cut(gains, k) > 0).any(axis=1).astype(np.float64)
+    return np.any(_cut(gains, k) > 0, axis=1).astype(np.float64)
 
 
 def reciprocal_rank_kernel(gains: np.ndarray, k: int) -> np.ndarray:

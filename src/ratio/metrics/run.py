@@ -280,7 +280,9 @@ class Run:
         """Long form, one row per retrieved doc (:data:`ratio.schemas.RUN`)."""
         valid = self.indices >= 0
         rows, cols = np.nonzero(valid)
-        qids = np.asarray(self.query_ids, dtype=object)[rows] if rows.size else []
+        qids: np.ndarray | list[str] = (
+            np.asarray(self.query_ids, dtype=object)[rows] if rows.size else []
+        )
         return pa.table(
             {
                 "query_id": pa.array(qids, pa.string()),

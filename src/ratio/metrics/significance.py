@@ -10,12 +10,10 @@ sign is flipped at random. It is seeded, so a table is reproducible.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from ratio.metrics.evaluate import PerQuery
+from ratio.metrics.evaluate import PerQuery
 
 
 @dataclass(frozen=True)

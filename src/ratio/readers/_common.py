@@ -267,6 +267,18 @@ def clean_str(value: Any) -> str | None:
     return s or None
 
 
+def dict_field(rec: dict[str, Any], key: str) -> dict[str, Any]:
+    """``rec[key]`` if it is a JSON object, else ``{}`` (dumps leave fields null or mistyped)."""
+    value = rec.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def str_field(rec: dict[str, Any], key: str) -> str:
+    """``rec[key]`` if it is a string, else ``""``."""
+    value = rec.get(key)
+    return value if isinstance(value, str) else ""
+
+
 def section(
     heading: Any, paragraphs: list[str] | None = None, is_appendix: bool = False
 ) -> Section:

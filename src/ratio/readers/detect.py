@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ratio.io import InputError, RatioError, iter_lines
-from ratio.readers._common import is_paper_file
+from ratio.readers._common import dict_field, is_paper_file
 from ratio.readers.base import available_formats
 
 TEXT_SUFFIXES = (".txt", ".md")
@@ -137,7 +137,7 @@ def json_format(rec: dict[str, Any]) -> str | None:
     if "body_text" in keys or keys & parses:
         body = rec.get("body_text")
         first = body[0] if isinstance(body, list) and body and isinstance(body[0], dict) else {}
-        meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+        meta = dict_field(rec, "metadata")
         if (
             keys & {"_source_hash", "_source_name", "discipline"}
             or {"content_type", "sec_number"} & set(first)

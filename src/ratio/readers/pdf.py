@@ -49,6 +49,8 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 
+import numpy as np
+
 from ratio.io import InputError, RatioError
 from ratio.readers._common import folder_papers
 from ratio.readers.base import DropReport, register_reader
@@ -499,8 +501,6 @@ def _gutter(page: PageText, known: float | None = None) -> float | None:
     text crossing it (up to a quarter of the segments, not a tenth), as long as both columns
     still hold a fair share of the rest.
     """
-    import numpy as np
-
     segs = [s for s in page.segments if len(s.text) >= 3]
     if len(segs) < 8:
         return None

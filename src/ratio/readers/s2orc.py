@@ -23,10 +23,12 @@ from typing import Any
 from ratio.readers._common import (
     JSONL_SUFFIXES,
     clean_str,
+    dict_field,
     is_appendix_number,
     join_soft_breaks,
     papers_from_records,
     section,
+    str_field,
     to_year,
 )
 from ratio.readers.base import DropReport, register_reader
@@ -63,7 +65,7 @@ def _find_parse(rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _paper(rec: dict[str, Any], pid: str, path: Path, line: int) -> Paper:
-    meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+    meta = dict_field(rec, "metadata")
 
     def field(name: str) -> Any:
         value = meta.get(name)
@@ -90,13 +92,14 @@ def _paper(rec: dict[str, Any], pid: str, path: Path, line: int) -> Paper:
 
 def _abstract_paragraphs(value: Any) -> list[str]:
     """Abstract paragraphs from a string or a list of paragraph objects, minus the 'Abstract' label."""
+    texts: list[Any]
     if isinstance(value, str):
         texts = [value]
     elif isinstance(value, list):
         texts = [p.get("text") if isinstance(p, dict) else p for p in value]
     else:
         return []
-    out = []
+    out: list[str] = []
     for text in texts:
         if isinstance(text, str):
             text = join_soft_breaks(text)
@@ -113,7 +116,7 @@ def _body_sections(body: Any) -> list[Section]:
     for para in body if isinstance(body, list) else []:
         if not isinstance(para, dict) or not isinstance(para.get("text"), str):
             continue
-        heading = para.get("section") if isinstance(para.get("section"), str) else ""
+        heading = str_field(para, "section")
         number = para.get("sec_num")
         if key != (heading, number) or not sections:
             sections.append(section(heading, is_appendix=is_appendix_number(number)))

@@ -31,10 +31,12 @@ from typing import Any
 from ratio.readers._common import (
     JSONL_SUFFIXES,
     clean_str,
+    dict_field,
     is_appendix_number,
     join_soft_breaks,
     papers_from_records,
     section,
+    str_field,
     to_iso_date,
     to_year,
 )
@@ -85,7 +87,7 @@ def _spans(annotations: dict[str, Any], *names: str) -> list[dict[str, Any]]:
         except (KeyError, TypeError, ValueError):
             continue
         if 0 <= start < end:
-            attrs = span.get("attributes") if isinstance(span.get("attributes"), dict) else {}
+            attrs = dict_field(span, "attributes")
             out.append({"start": start, "end": end, "attributes": attrs})
     out.sort(key=lambda s: (s["start"], s["end"]))
     return out
@@ -103,8 +105,8 @@ def _metadata(rec: dict[str, Any]) -> tuple[int | None, str | None, str | None]:
 def _annotated_paper(
     rec: dict[str, Any], content: dict[str, Any], pid: str, path: Path, line: int
 ) -> Paper:
-    text = content.get("text") if isinstance(content.get("text"), str) else ""
-    ann = content.get("annotations") if isinstance(content.get("annotations"), dict) else {}
+    text = str_field(content, "text")
+    ann = dict_field(content, "annotations")
     title = clean_str(rec.get("title"))
     if title is None:
         for span in _spans(ann, "title")[:1]:
@@ -187,7 +189,7 @@ def _plain_sections(text: str, guess_title: bool) -> tuple[str | None, list[Sect
 
 
 def _pes2o_paper(rec: dict[str, Any], pid: str, path: Path, line: int) -> Paper:
-    text = rec.get("text") if isinstance(rec.get("text"), str) else ""
+    text = str_field(rec, "text")
     title = clean_str(rec.get("title"))
     block_title, sections = _plain_sections(text, guess_title=title is None)
     year, date, venue = _metadata(rec)

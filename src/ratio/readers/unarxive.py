@@ -19,10 +19,12 @@ from typing import Any
 from ratio.readers._common import (
     JSONL_SUFFIXES,
     clean_str,
+    dict_field,
     is_appendix_number,
     join_soft_breaks,
     papers_from_records,
     section,
+    str_field,
     to_iso_date,
     to_year,
 )
@@ -50,7 +52,7 @@ def first_version_date(meta: dict[str, Any]) -> str | None:
 
 
 def _paper(rec: dict[str, Any], pid: str, path: Path, line: int) -> Paper:
-    meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+    meta = dict_field(rec, "metadata")
     date = first_version_date(meta)
     year = to_year(date) if date else None
     if year is None:  # no usable version date: fall back to the metadata update date
@@ -61,7 +63,7 @@ def _paper(rec: dict[str, Any], pid: str, path: Path, line: int) -> Paper:
     abstract = rec.get("abstract")
     abstract_text = abstract.get("text") if isinstance(abstract, dict) else abstract
     if not isinstance(abstract_text, str):
-        abstract_text = meta.get("abstract") if isinstance(meta.get("abstract"), str) else ""
+        abstract_text = str_field(meta, "abstract")
     if abstract_text.strip():
         sections.append(Section(heading="Abstract", paragraphs=[join_soft_breaks(abstract_text)]))
 
@@ -70,7 +72,7 @@ def _paper(rec: dict[str, Any], pid: str, path: Path, line: int) -> Paper:
     for para in body if isinstance(body, list) else []:
         if not isinstance(para, dict) or not isinstance(para.get("text"), str):
             continue
-        heading = para.get("section") if isinstance(para.get("section"), str) else ""
+        heading = str_field(para, "section")
         number = para.get("sec_number")
         if key != (heading, number) or len(sections) == 0:
             sections.append(section(heading, is_appendix=is_appendix_number(number)))

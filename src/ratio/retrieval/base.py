@@ -218,5 +218,5 @@ def load_retriever(directory: str | os.PathLike, mmap: bool = True) -> Retriever
 
 
 def _import_builtin() -> None:
-    # Imported lazily: dense pulls in torch, which BM25-only users should not pay for.
+    # lazy, a cycle: bm25 and dense import this module to register their factories
     from ratio.retrieval import bm25, dense  # noqa: F401

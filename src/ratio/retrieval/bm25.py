@@ -122,7 +122,7 @@ class BM25Retriever(Retriever):
         if backend not in BACKENDS:
             raise RetrievalError(f"BM25 backend must be one of {BACKENDS}, got {backend!r}")
         self.backend = backend
-        self.model = None  # bm25s.BM25
+        self.model: Any = None  # a bm25s.BM25 once indexed or loaded (bm25s ships no types)
         self._matrix = None  # (vocab x docs) CSR view of the score matrix
         self._positive: bool | None = None
 
@@ -233,6 +233,7 @@ class BM25Retriever(Retriever):
         return all_idx, all_scores
 
     def _top_numba(self, token_lists: list[list[str]], k: int) -> tuple[np.ndarray, np.ndarray]:
+        # lazy: the kernel imports numba and scipy (~1 s), which the numpy path never needs
         from ratio.retrieval._bm25_kernel import retrieve_topk
 
         vocab = self.vocab

@@ -109,6 +109,7 @@ class EmbeddingCache:
             if k not in self._index and k not in missing:
                 missing[k] = t
         if missing:
+            # lazy: tqdm.auto probes for Jupyter (~50 ms); only a cache miss needs it
             from tqdm.auto import tqdm
 
             items = list(missing.items())

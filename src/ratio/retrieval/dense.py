@@ -258,6 +258,7 @@ class DenseRetriever(Retriever):
         self._set_pool(ids, texts)
         faiss.omp_set_num_threads(available_cores())
         x = self.embed(texts, self.doc_prefix)
+        idx: faiss.Index
         if self.index_type == "hnsw":
             idx = faiss.IndexHNSWFlat(x.shape[1], self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
             idx.hnsw.efConstruction = 200

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from ratio.io import RatioError
@@ -202,7 +203,7 @@ def model_key(path: Path) -> str:
             continue
         if f.suffix in {".safetensors", ".bin", ".onnx"}:
             with open(f, "rb") as fh:
-                for chunk in iter(lambda fh=fh: fh.read(1 << 22), b""):
+                for chunk in iter(partial(fh.read, 1 << 22), b""):
                     h.update(chunk)
         elif f.suffix in {".json", ".txt", ".model"}:
             h.update(f"{f.relative_to(path)}:{f.stat().st_size}\n".encode())

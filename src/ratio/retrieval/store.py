@@ -41,6 +41,7 @@ from ratio.retrieval.base import (
     pool_fingerprint,
     read_meta,
 )
+from ratio.retrieval.dense import DenseRetriever
 from ratio.retrieval.models import model_key, resolve_model
 
 log = logging.getLogger(__name__)
@@ -184,6 +185,10 @@ class IndexStore:
         if s.kind == "instructed":
             (dense,) = self._components(s, _path)
             loaded = self.retriever(dense, pool)
+            if not isinstance(loaded.retriever, DenseRetriever):
+                raise RetrievalError(
+                    f"instructed system {s.name!r}: component {dense!r} is not a dense system"
+                )
             with loaded.lock:
                 return loaded.retriever.search(queries, k, query_ids, query_prefix=s.instruction)
         loaded = self.retriever(name, pool)

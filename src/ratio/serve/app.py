@@ -284,7 +284,7 @@ def create_app(engine: SearchEngine) -> FastAPI:
 
     # The retriever field lists this engine's retrievers, so the schema says what is valid.
     names = Literal[tuple(engine.retriever_names())]  # type: ignore[valid-type]
-    retriever_field = (
+    retriever_field: tuple[Any, Any] = (
         names | None,
         Field(None, description=_Filters.model_fields["retriever"].description),
     )

@@ -229,7 +229,7 @@ def sentence_per_line(lines: list[str]) -> bool:
 
 def _remove_page_furniture(lines: list[str], drops: Counter) -> list[str]:
     """Blank out page numbers and running headers/footers (short lines repeated 3+ times)."""
-    forms = Counter()
+    forms: Counter[str] = Counter()
     for ln in lines:
         s = ln.strip()
         if 3 <= len(s) <= 100 and not _TERMINAL_END.search(s):
@@ -432,11 +432,11 @@ def parse_plaintext(text: str, drops: Counter | None = None) -> list[Section]:
     while i < len(lines):
         line = lines[i]
         m = _REFS_LEAD.match(line) if not (prev and _RUNS_ON.search(prev)) else None
-        a = _ACKS_LEAD.match(line) if not m else None
+        lead = m or _ACKS_LEAD.match(line)
         step = 1
-        if m or a:
-            b.heading(m.group("head") if m else a.group("head"))  # type: ignore[union-attr]
-            rest = (m or a).group("rest")  # type: ignore[union-attr]
+        if lead:
+            b.heading(lead.group("head"))
+            rest = lead.group("rest")
             if rest:
                 b.text(rest)  # the first entry / the acknowledgment text: dropped by the mode
         else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 __all__ = [
     "SEGMENTERS",
@@ -223,7 +224,7 @@ def segment_blingfire(paragraph: str) -> list[str]:
 
 
 @lru_cache(maxsize=1)
-def _pysbd() -> object:
+def _pysbd() -> Any:  # a pysbd.Segmenter (pysbd ships no types)
     import pysbd
 
     return pysbd.Segmenter(language="en", clean=False)
@@ -234,7 +235,7 @@ def segment_pysbd(paragraph: str) -> list[str]:
     text = paragraph.strip()
     if not text:
         return []
-    return [s.strip() for s in _pysbd().segment(text) if s.strip()]  # type: ignore[attr-defined]
+    return [s.strip() for s in _pysbd().segment(text) if s.strip()]
 
 
 def segment_syntok(paragraph: str) -> list[str]:

@@ -14,6 +14,7 @@ import numpy as np
 from ratio.evaluation.harness import sub_pool
 from ratio.io import RatioError
 from ratio.records import RELATIONS
+from ratio.retrieval.bm25 import BM25Retriever
 from ratio.retrieval.models import GENERIC_PREFIXES, PREFIX_SETUPS, ModelSpec, prefixes
 from ratio.run import Benchmark
 
@@ -218,21 +219,21 @@ def validation_set(
             qtexts.append(query_prefixes[rel] + texts[i])
             qrels[ids[i]] = {golds[i]: 1}
             qrels_rel.append(rel)
-    golds = {g for d in qrels.values() for g in d}
+    all_golds = {g for d in qrels.values() for g in d}
     pool_ids_all = bench.candidate_ids
-    missing = golds - set(pool_ids_all)
+    missing = all_golds - set(pool_ids_all)
     if missing:
         raise TrainingError(
             f"{bench.files.candidates}: {len(missing)} gold(s) of validation "
             f"queries missing, e.g. {sorted(missing)[0]!r}"
         )
-    keep = sub_pool(pool_ids_all, golds, len(golds) + pool_size, seed)
+    keep = sub_pool(pool_ids_all, all_golds, len(all_golds) + pool_size, seed)
     all_texts = bench.candidate_texts
     pool_ids = [pool_ids_all[i] for i in keep]
     pool_texts = [doc_prefix + all_texts[i] for i in keep]
     desc = (
-        f"{bench.split} sub-pool of {len(pool_ids):,} (seed {seed}): {len(golds):,} golds + "
-        f"{len(pool_ids) - len(golds):,} random others"
+        f"{bench.split} sub-pool of {len(pool_ids):,} (seed {seed}): {len(all_golds):,} golds + "
+        f"{len(pool_ids) - len(all_golds):,} random others"
     )
     return EvalSet(name, qids, qtexts, qrels_rel, qrels, pool_ids, pool_texts, desc)
 
@@ -252,8 +253,6 @@ def mine_hard_negatives(
     false negative). An anchor whose top-k holds nothing else gets a seeded random
     pool sentence, so every row has a negative.
     """
-    from ratio.retrieval.bm25 import BM25Retriever
-
     if k < 1:
         raise TrainingError(f"train.hard_negatives_k must be >= 1, got {k}")
     ids, texts = bench.candidate_ids, bench.candidate_texts

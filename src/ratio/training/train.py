@@ -26,6 +26,8 @@ as in the paper's 4-GPU Address/Specify runs).
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import logging
 import os
@@ -38,10 +40,14 @@ from typing import Any
 
 import numpy as np
 
-from ratio.config import RunConfig
+from ratio.config import RunConfig, SystemConfig
 from ratio.io import write_text_atomic
+from ratio.metrics import Qrels, Run, evaluate
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
+from ratio.retrieval.base import build_retriever, top_k_rows
+from ratio.retrieval.dense import available_cores
+from ratio.retrieval.models import is_static, quiet_offline_hf, resolve_model
 from ratio.run import UNIFIED, ModelsDir, RunDir
 from ratio.training.data import (
     EvalSet,
@@ -78,9 +84,6 @@ def load_base_model(name: str, max_seq_length: int = 128, device: str | None = N
     sentence-transformers trains static embeddings), so the saved result is an
     ordinary sentence-transformers directory the dense retriever loads with torch.
     """
-    from ratio.retrieval.dense import available_cores
-    from ratio.retrieval.models import is_static, quiet_offline_hf, resolve_model
-
     quiet_offline_hf()
     import torch
     from sentence_transformers import SentenceTransformer
@@ -88,11 +91,9 @@ def load_base_model(name: str, max_seq_length: int = 128, device: str | None = N
     torch.set_num_threads(available_cores())
     path, _ = resolve_model(name)
     if is_static(path):
-        try:
-            from sentence_transformers.sentence_transformer.modules import StaticEmbedding
-        except ImportError:  # sentence-transformers < 6
-            from sentence_transformers.models import StaticEmbedding
-
+        StaticEmbedding = _st_class(
+            ("sentence_transformer.modules", "StaticEmbedding"), ("models", "StaticEmbedding")
+        )
         model = SentenceTransformer(
             modules=[StaticEmbedding.from_model2vec(str(path))], device=device
         )
@@ -164,9 +165,6 @@ def rank_metrics(
     With several relations it adds :func:`relation_metric` keys and makes the plain
     metrics the macro average over relations (so Broaden weighs as much as Specify).
     """
-    from ratio.metrics import Run
-    from ratio.retrieval.base import top_k_rows
-
     k = min(depth, len(pool_ids))
     idx = np.zeros((len(q), k), dtype=np.int64)
     sc = np.zeros((len(q), k), dtype=np.float32)
@@ -184,10 +182,8 @@ def run_metrics(
     relations: Sequence[str] | None = None,
 ) -> dict[str, float]:
     """METRICS of a run; with several relations, per relation and their macro average."""
-    from ratio.metrics import Qrels, evaluate
-
     rels = list(dict.fromkeys(relations or []))
-    if len(rels) <= 1:
+    if relations is None or len(rels) <= 1:
         return evaluate(Qrels.from_dict(qrels), run, METRICS)
     out: dict[str, float] = {}
     for rel in rels:
@@ -208,9 +204,6 @@ def evaluate_model(model: Any, evalset: EvalSet, batch_size: int = 128) -> dict[
 def bm25_validation(plan: Plan) -> dict[str, float]:
     """BM25-unigram on the plan's validation set (prefixes stripped): the floor a trained
     model must clear before ``auto`` serves it."""
-    from ratio.config import SystemConfig
-    from ratio.retrieval.base import build_retriever
-
     vs = plan.valset
     queries = [
         t[len(plan.query_prefixes[r]) :] for t, r in zip(vs.query_texts, vs.relations, strict=True)
@@ -221,18 +214,23 @@ def bm25_validation(plan: Plan) -> dict[str, float]:
     return run_metrics(run, vs.query_ids, vs.qrels, vs.relations)
 
 
-def _evaluator_base():
-    try:
-        from sentence_transformers.base.evaluation import BaseEvaluator
-    except ImportError:  # sentence-transformers 3-5
-        from sentence_transformers.evaluation import SentenceEvaluator as BaseEvaluator
-    return BaseEvaluator
+def _st_class(*where: tuple[str, str]) -> Any:
+    """The first ``(module, class)`` of sentence-transformers that imports: version 6 moved
+    the pieces training uses (the older 3-5 location comes second)."""
+    for module, name in where:
+        try:
+            return getattr(importlib.import_module(f"sentence_transformers.{module}"), name)
+        except (ImportError, AttributeError):
+            continue
+    raise ImportError(f"sentence-transformers has none of {where}")
 
 
 def make_evaluator(evalset: EvalSet, batch_size: int):
     """A sentence-transformers evaluator reporting validation MRR@10 (primary) and friends."""
 
-    class RetrievalEvaluator(_evaluator_base()):
+    base: Any = _st_class(("base.evaluation", "BaseEvaluator"), ("evaluation", "SentenceEvaluator"))
+
+    class RetrievalEvaluator(base):
         def __init__(self) -> None:
             super().__init__()
             self.name = evalset.name
@@ -269,8 +267,6 @@ class Plan:
 
 def make_plans(config: RunConfig, relation: str, unified: bool = False) -> list[Plan]:
     """Load and check all inputs of a training run; raises before any model is loaded."""
-    from ratio.retrieval.models import resolve_model
-
     tc = config.train
     rels = check_relation(relation)
     if unified and rels != list(RELATIONS):
@@ -349,10 +345,7 @@ def _training_args(
     import transformers
     from sentence_transformers import SentenceTransformerTrainingArguments
 
-    try:
-        from sentence_transformers.base.sampler import BatchSamplers
-    except ImportError:  # sentence-transformers 3-5
-        from sentence_transformers.training_args import BatchSamplers
+    BatchSamplers = _st_class(("base.sampler", "BatchSamplers"), ("training_args", "BatchSamplers"))
 
     steps_per_epoch = max(1, -(-n_pairs // trial.batch_size))
     kw: dict[str, Any] = {}
@@ -452,7 +445,7 @@ def run_trial(
     out = trainer.train(resume_from_checkpoint=last)
     wall = time.perf_counter() - t0
     key = f"eval_{plan.valset.name}_{PRIMARY}"
-    epochs = [
+    epochs: list[dict[str, Any]] = [
         {
             "epoch": h.get("epoch"),
             "step": h.get("step"),
@@ -538,8 +531,6 @@ def _step_of(checkpoint: str) -> int:
 
 def _gather_kw() -> dict[str, Any]:
     """Cross-device negatives under DDP (no-op on one device), where the library supports it."""
-    import inspect
-
     from sentence_transformers.losses import MultipleNegativesRankingLoss
 
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:  # set by accelerate launch / torchrun
