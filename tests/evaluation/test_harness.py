@@ -307,3 +307,14 @@ fusion = "score"
     run = read_run(tmp_path / "eval" / "runs" / "static.address.trec")
     for qid, row in zip(qids, top.doc_ids(), strict=True):
         assert [d for d, _ in run.ranked(qid)[:3]] == list(row)
+
+
+def test_setup_label_names_each_kind_in_the_papers_setup_column():
+    from ratio.config import SystemConfig
+    from ratio.evaluation.harness import setup_label
+
+    assert setup_label(SystemConfig(kind="bm25", ngram=2)) == "bigram"
+    assert setup_label(SystemConfig(kind="dense", prefix="generic", index="hnsw")) == "generic-hnsw"
+    view = SystemConfig(kind="instructed", components=["Unified"], instruction="specify: ")
+    assert setup_label(view) == "Unified, query 'specify: '"
+    assert setup_label(SystemConfig(kind="hybrid", components=["a", "b"])) == "rrf(a+b)"

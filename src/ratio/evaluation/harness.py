@@ -116,11 +116,14 @@ def system_label(s: SystemConfig) -> str:
 
 
 def setup_label(s: SystemConfig) -> str:
-    """The paper's "Setup" column: n-gram variant for BM25, prefix setup for dense models."""
+    """The paper's "Setup" column: n-gram variant for BM25, prefix setup for dense models,
+    the component and query text of an instructed view, the fusion of a hybrid."""
     if s.kind == "bm25":
         return {1: "unigram", 2: "bigram", 3: "trigram"}.get(s.ngram, f"{s.ngram}-gram")
     if s.kind == "dense":
         return s.prefix + ("-hnsw" if s.index == "hnsw" else "")
+    if s.kind == "instructed":
+        return f"{'+'.join(s.components)}, query {s.instruction!r}"
     return f"{s.fusion}({'+'.join(s.components)})"
 
 
