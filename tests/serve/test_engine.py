@@ -350,3 +350,13 @@ def test_unified_model_alone_and_bm25_recorded_only_on_average(tmp_path, tiny_co
     assert "trained" not in info["retrievers"]
     with pytest.raises(UnknownRetrieverError, match="trained moves: none"):
         eng.search("x", "specify", retriever="trained")
+
+
+def test_a_candidates_argument_is_relative_to_the_working_directory(tiny_config, monkeypatch):
+    """`ratio serve --candidates runs/...` names a file from where the user stands; only the
+    config's own `[serve] candidates` is relative to the config file."""
+    test_file = tiny_config.parent / "run" / "benchmark" / "test" / "candidates.parquet"
+    monkeypatch.chdir(tiny_config.parent.parent)
+    rel = test_file.relative_to(tiny_config.parent.parent)
+    eng = SearchEngine.open(tiny_config, candidates=str(rel))
+    assert eng.pool.n == _candidates(tiny_config, "test").num_rows

@@ -118,9 +118,10 @@ class SearchEngine:
         serve = cfg.serve
         source = source or getattr(serve, "source", "") or "benchmark"
         split = split if split is not None else getattr(serve, "split", "")
-        cand = candidates or getattr(serve, "candidates", "") or None
-        if cand:
-            cand = cfg.resolve(str(cand))
+        # an argument is a path as the caller typed it (relative to the working directory);
+        # the config's own value is relative to the config file, like every path in it
+        configured = getattr(serve, "candidates", "")
+        cand = candidates or (cfg.resolve(configured) if configured else None)
         spec = pool_spec(cfg, source=source, split=split, candidates=cand, index_dir=index_dir)
         pool = prepare_pool(spec, progress=progress)
         dense_model = getattr(serve, "model", "") or next(
