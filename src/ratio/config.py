@@ -145,6 +145,7 @@ class ServeConfig:
     split: str = ""  # one benchmark split; empty = all splits' pools
     candidates: str = ""  # an explicit candidates Parquet file
     model: str = ""  # dense model for the service (registry name or directory)
+    index: str = "flat"  # the served dense models' index: flat (exact) | hnsw (approximate, faster)
     index_dir: str = ""  # where the service keeps its indexes
 
 

@@ -360,3 +360,26 @@ def test_a_candidates_argument_is_relative_to_the_working_directory(tiny_config,
     rel = test_file.relative_to(tiny_config.parent.parent)
     eng = SearchEngine.open(tiny_config, candidates=str(rel))
     assert eng.pool.n == _candidates(tiny_config, "test").num_rows
+
+
+def test_serve_index_hnsw_serves_the_trained_models_from_an_approximate_index(
+    tmp_path, tiny_config
+):
+    """`[serve] index = "hnsw"` is for the models the engine defines itself (specialist,
+    unified, base): on a pool this small its answers equal the exact index's."""
+    cfg_dir = tmp_path / "hnsw"
+    shutil.copytree(tiny_config.parent, cfg_dir, ignore=shutil.ignore_patterns("serve"))
+    root = cfg_dir / "run/models/all-MiniLM-L6-v2-generic"
+    _specialist(root, "specify", 0.36, 0.29, 0.28)
+    flat = SearchEngine.open(cfg_dir / "config.toml", split="test", warm=[])
+    cfg = load_config(cfg_dir / "config.toml")
+    cfg.serve.index = "hnsw"
+    approx = SearchEngine.open(cfg, split="test", warm=[])
+    query = flat.pool.rows([2])[0]["text"]
+    want = flat.search(query, "specify", 5, retriever="trained")["results"]
+    got = approx.search(query, "specify", 5, retriever="trained")["results"]
+    assert [r["candidate_id"] for r in got] == [r["candidate_id"] for r in want]
+    assert approx.store.retriever("trained@specify", approx.pool).retriever.index_type == "hnsw"
+    cfg.serve.index = "ivf"
+    with pytest.raises(ServeError, match=r"\[serve\] index must be 'flat' or 'hnsw'"):
+        SearchEngine.open(cfg, split="test", warm=[])
