@@ -8,6 +8,7 @@ import pytest
 from transformers import TrainerCallback
 
 from ratio.config import ConfigError, load_config
+from ratio.io import RatioError
 from ratio.training.data import TrainingError
 from ratio.training.train import train
 from tests.training.conftest import make_config, write_benchmark
@@ -77,6 +78,18 @@ def test_empty_training_set_is_rejected(tmp_path):
     root = write_benchmark(tmp_path / "run", {"address": 0, "specify": 4}, {"address": 3})
     with pytest.raises(TrainingError, match=r"0 training pair\(s\) for address"):
         train(make_config(root), "address", progress=False)
+
+
+def test_a_base_model_folder_that_is_no_model_is_rejected_before_training(tiny_bench, tmp_path):
+    """A folder without sentence-transformers files (e.g. a checkpoint path typed wrong) stops
+    with the folder named; nothing is written under ``train.out``."""
+    not_a_model = tmp_path / "notes"
+    not_a_model.mkdir()
+    (not_a_model / "README.md").write_text("not a model\n", encoding="utf-8")
+    cfg = make_config(tiny_bench, base_model=str(not_a_model))
+    with pytest.raises(RatioError, match=r"model .*notes.* not found"):
+        train(cfg, "address", progress=False)
+    assert not (tiny_bench / "models").exists()
 
 
 def test_relation_without_validation_queries_is_rejected(tmp_path):
