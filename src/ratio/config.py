@@ -146,6 +146,7 @@ class ServeConfig:
     candidates: str = ""  # an explicit candidates Parquet file
     model: str = ""  # dense model for the service (registry name or directory)
     index: str = "flat"  # the served dense models' index: flat (exact) | hnsw (approximate, faster)
+    backend: str = "auto"  # their encoder: auto | torch | onnx | onnx-int8 | openvino
     index_dir: str = ""  # where the service keeps its indexes
 
 

@@ -71,6 +71,7 @@ class SearchEngine:
         unified: dict[str, TrainedModel] | None = None,
         embedding_cache: Path | None = None,
         dense_index: str = "flat",
+        dense_backend: str = "auto",
     ) -> None:
         if dense_index not in ("flat", "hnsw"):
             raise ServeError(f"[serve] index must be 'flat' or 'hnsw', got {dense_index!r}")
@@ -78,6 +79,7 @@ class SearchEngine:
         # index kind of the dense models the engine defines itself (trained, unified, base):
         # flat scans every vector per query; hnsw answers 8 clients on 2 cores in time
         self.dense_index = dense_index
+        self.dense_backend = dense_backend  # their query/pool encoder (auto | torch | onnx | ...)
         self.systems = systems
         self.default = default
         self.trained = dict(trained or {})  # each move's specialist
@@ -150,6 +152,7 @@ class SearchEngine:
             unified=find_unified(cfg),
             embedding_cache=RunDir.of(cfg).embeddings,
             dense_index=getattr(serve, "index", "flat") or "flat",
+            dense_backend=getattr(serve, "backend", "auto") or "auto",
         )
         eng.warm(warm)
         return eng
@@ -190,15 +193,7 @@ class SearchEngine:
             t = self._baseline_of(move)
             if t is None:
                 raise UnknownRetrieverError(f"no trained model for move {move!r} names its base")
-            return name, self.store.define(
-                SystemConfig(
-                    name=name,
-                    kind="dense",
-                    model=t.base_model,
-                    prefix=t.prefix,
-                    index=self.dense_index,
-                )
-            )
+            return name, self.store.define(self._dense(name, t.base_model, t.prefix))
         if name == "trained":
             if move not in self.trained:
                 raise UnknownRetrieverError(
@@ -209,13 +204,7 @@ class SearchEngine:
                 )
             t = self.trained[move]
             return "trained", self.store.define(
-                SystemConfig(
-                    name=f"trained@{move}",
-                    kind="dense",
-                    model=str(t.path),
-                    prefix=t.prefix,
-                    index=self.dense_index,
-                )
+                self._dense(f"trained@{move}", str(t.path), t.prefix)
             )
         if name == "unified":
             return "unified", self._unified_for(move)
@@ -241,6 +230,18 @@ class SearchEngine:
             return name, self.store.define(per_move)
         return name, name
 
+    def _dense(self, name: str, model: str, prefix: str) -> SystemConfig:
+        """A dense system the engine defines itself (specialist, unified, base model), with the
+        served index kind and encoder backend of ``[serve]``."""
+        return SystemConfig(
+            name=name,
+            kind="dense",
+            model=model,
+            prefix=prefix,
+            index=self.dense_index,
+            backend=self.dense_backend,
+        )
+
     def _unified_for(self, move: str) -> str:
         """The unified model's system for ``move``: one index of the pool (``unified``) that
         every move shares, queried with the move's instruction (``unified@<move>``)."""
@@ -250,15 +251,7 @@ class SearchEngine:
                 "no unified model (looked for a sentence-transformers folder "
                 "<train.out>/unified/best and <build.out>/models/unified/best)"
             )
-        self.store.define(
-            SystemConfig(
-                name="unified",
-                kind="dense",
-                model=str(t.path),
-                prefix=t.prefix,
-                index=self.dense_index,
-            )
-        )
+        self.store.define(self._dense("unified", str(t.path), t.prefix))
         return self.store.define(
             SystemConfig(
                 name=f"unified@{move}",
