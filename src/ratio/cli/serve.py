@@ -22,7 +22,9 @@ def register(app: typer.Typer) -> None:
 
 _CONFIG = typer.Option(None, "--config", "-c", help="TOML run config.")
 _SPLIT = typer.Option(
-    None, "--split", help="Serve one benchmark split's pool (default: all splits)."
+    None,
+    "--split",
+    help="Serve one benchmark split's pool (default: the config's serve.split; \"\" = all splits).",
 )
 _SOURCE = typer.Option(
     None, "--source", help="benchmark (candidate pools) | sentences (every ingested sentence)."
