@@ -9,7 +9,10 @@ writes the lexicon's precision tiers (``ratio.lexicon.tiers``): markers below th
 relation's stated precision threshold go to ``needs_validation``. ``impact`` reads a built
 benchmark and says, per relation, how many test queries a tiers file would hold back
 compared with the build, and the estimated precision of the test queries still published.
-See docs/precision-audit.md.
+``calibration`` turns labelled passes over one sample (two independent passes and their
+adjudication) into the items and labels CSVs ``ratio judge calibrate`` reads: one item per
+audited pair, its gold as the candidate (ids and texts from the build), one label row per
+pass and pair. See docs/precision-audit.md.
 
     .venv/bin/python scripts/precision_audit.py sample --run runs/neurips --n 50 --seed 7 --out F
     .venv/bin/python scripts/precision_audit.py sample --split test --include-pending ... # raw test
@@ -21,11 +24,15 @@ See docs/precision-audit.md.
         tests/data/precision_audit_round1.jsonl tests/data/precision_audit.jsonl
     .venv/bin/python scripts/precision_audit.py impact --run runs/neurips-v2 \\
         --tiers src/ratio/lexicon/data/tiers.tsv FILES...
+    .venv/bin/python scripts/precision_audit.py calibration --run runs/neurips-v2 \\
+        --items tests/data/calibration/round3_items.csv \\
+        --labels tests/data/calibration/round3_labels.csv   # default: the round-3 passes
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import random
@@ -38,6 +45,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from ratio.build.validity import failed_rule
+from ratio.io import atomic_path
 from ratio.lexicon import load_lexicon
 from ratio.lexicon.tiers import COLUMNS as TIER_COLUMNS
 from ratio.lexicon.tiers import (
@@ -54,6 +62,14 @@ from ratio.run import BenchmarkDir
 SPLITS = ("train", "validation", "test")
 DEFAULT_MIN_AUDITED = 10  # fewer audited pairs than this are no evidence about a marker
 FIELDS = ("query_id", "relation", "marker", "query", "gold", "paper_id", "split", "label", "note")
+ROUND3 = "tests/data/precision_audit_round3_{}.jsonl"
+# the round-3 audit (docs/precision-audit.md): two independent passes and their adjudication
+DEFAULT_PASSES = (
+    (ROUND3.format("a"), "r3-a"),
+    (ROUND3.format("b"), "r3-b"),
+    (ROUND3.format("adjudicated"), "r3-adj"),
+)
+DEFAULT_CALIBRATION_RUN = Path("runs/neurips-v2")  # the build round 3 was drawn from
 
 
 def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -124,6 +140,11 @@ def draw_sample(pairs: Sequence[dict], n: int, seed: int) -> list[dict]:
 
 def read_labelled(path: Path) -> list[dict]:
     """Read an audit JSONL file; a malformed line is reported with its line number."""
+    return [row for _, row in read_labelled_lines(path)]
+
+
+def read_labelled_lines(path: Path) -> list[tuple[int, dict]]:
+    """:func:`read_labelled`'s rows with their line numbers in the file."""
     rows = []
     with open(path, encoding="utf-8") as fh:
         for i, line in enumerate(fh, 1):
@@ -135,7 +156,7 @@ def read_labelled(path: Path) -> list[dict]:
                 raise SystemExit(f"{path}:{i}: invalid JSON: {e}") from e
             if row.get("label") not in (True, False, None):
                 raise SystemExit(f"{path}:{i}: label must be true, false or null")
-            rows.append(row)
+            rows.append((i, row))
     return rows
 
 
@@ -453,6 +474,175 @@ def impact_markdown(impact: dict[str, tuple[Published, Published]]) -> str:
     return "\n".join(lines)
 
 
+def benchmark_golds(run: Path, query_ids: Iterable[str]) -> dict[str, list[dict]]:
+    """Per wanted query id, every place a build holds it: ``split``, ``relation``, ``marker``,
+    ``query`` (its text), ``candidate_id`` (its gold) and ``candidate`` (the gold's text in
+    that split's pool, ``None`` when absent). Every split folder under ``run/benchmark`` is
+    searched, published and held (``pending_queries.parquet``) queries alike."""
+    wanted = sorted({q for q in query_ids if q})
+    found: dict[str, list[dict]] = defaultdict(list)
+    bench = BenchmarkDir(run / "benchmark")
+    if not wanted or not bench.root.is_dir():
+        return found
+    cols = ["query_id", "text", "relation", "marker", "gold_id"]
+    for split_dir in sorted(p for p in bench.root.iterdir() if p.is_dir()):
+        split = bench.split(split_dir.name)
+        hits: list[dict] = []
+        for path in (split.queries, split.held_queries):
+            if path.exists():
+                filters = [("query_id", "in", wanted)]
+                hits += pq.read_table(path, columns=cols, filters=filters).to_pylist()
+        if not hits:
+            continue
+        gold_ids = sorted({q["gold_id"] for q in hits})
+        texts: dict[str, str] = {}
+        if split.candidates.exists():
+            table = pq.read_table(
+                split.candidates,
+                columns=["candidate_id", "text"],
+                filters=[("candidate_id", "in", gold_ids)],
+            )
+            texts = dict(
+                zip(table["candidate_id"].to_pylist(), table["text"].to_pylist(), strict=True)
+            )
+        for q in hits:
+            found[q["query_id"]].append(
+                {
+                    "split": split.name,
+                    "relation": q["relation"],
+                    "marker": q["marker"],
+                    "query": q["text"],
+                    "candidate_id": q["gold_id"],
+                    "candidate": texts.get(q["gold_id"]),
+                }
+            )
+    return found
+
+
+@dataclass
+class CalibrationSet:
+    """The items and labels CSV rows made from labelled audit passes, and how many of the
+    build's texts differed from the audit's (the build's are written)."""
+
+    items: list[dict]
+    labels: list[dict]
+    query_text_differs: int = 0
+    gold_text_differs: int = 0
+
+
+def parse_pass(spec: str) -> tuple[Path, str]:
+    """``FILE=NAME`` (split at the last ``=``) into the file and the annotator name."""
+    path, sep, name = spec.rpartition("=")
+    if not sep or not path or not name.strip():
+        raise ValueError(f"expected FILE=NAME, got {spec!r}")
+    return Path(path), name.strip()
+
+
+def calibration_set(passes: Sequence[tuple[Path, str]], run: Path) -> CalibrationSet:
+    """Items (one per audited pair, the gold as its candidate) and labels (one per labelled
+    pair and pass, ``y``/``n``; unlabelled pairs get none) for ``ratio judge calibrate``.
+
+    ``item_id`` is ``<relation>:<query_id>``; the candidate id is the query's gold in the
+    build. A query the build does not hold, a pair whose relation or marker differs from the
+    build's or between passes, and a pair labelled twice in one pass are errors naming the
+    file and line (``SystemExit``). Texts come from the build; the audit's should be the same.
+    """
+    names = [name for _, name in passes]
+    if len(set(names)) != len(names):
+        raise SystemExit(f"annotator names must differ: {', '.join(names)}")
+    numbered = [(path, name, read_labelled_lines(path)) for path, name in passes]
+    golds = benchmark_golds(run, (r.get("query_id") for _, _, rows in numbered for _, r in rows))
+    out = CalibrationSet([], [])
+    items: dict[str, dict] = {}
+    first_seen: dict[str, tuple[dict, str]] = {}  # query id -> (audit row, "file:line")
+    for path, name, rows in numbered:
+        labelled: dict[str, int] = {}
+        for line, r in rows:
+            where = f"{path}:{line}"
+            qid = r.get("query_id")
+            if not qid:
+                raise SystemExit(f"{where}: no query_id")
+            places = golds.get(qid, [])
+            if not places:
+                raise SystemExit(f"{where}: query {qid} is not in {run / 'benchmark'}")
+            # the audit's own split first; a query held in two splits is the same pair
+            place = next((p for p in places if p["split"] == r.get("split")), places[0])
+            for f in ("relation", "marker"):
+                if r.get(f) != place[f]:
+                    raise SystemExit(
+                        f"{where}: {f} {r.get(f)!r} of query {qid} differs from the build's "
+                        f"{place[f]!r} ({place['split']})"
+                    )
+            if place["candidate"] is None:
+                raise SystemExit(
+                    f"{where}: gold {place['candidate_id']} of query {qid} is not in "
+                    f"{BenchmarkDir(run / 'benchmark').split(place['split']).candidates}"
+                )
+            first, first_where = first_seen.setdefault(qid, (r, where))
+            for f in ("relation", "marker", "query", "gold"):
+                if r.get(f) != first.get(f):
+                    raise SystemExit(f"{where}: {f} of query {qid} differs from {first_where}")
+            item_id = f"{place['relation']}:{qid}"
+            if item_id not in items:
+                out.query_text_differs += r.get("query") != place["query"]
+                out.gold_text_differs += r.get("gold") != place["candidate"]
+                items[item_id] = {
+                    "item_id": item_id,
+                    "relation": place["relation"],
+                    "query_id": qid,
+                    "candidate_id": place["candidate_id"],
+                    "query": place["query"],
+                    "marker": place["marker"],
+                    "candidate": place["candidate"],
+                }
+            if r.get("label") is None:
+                continue
+            if qid in labelled:
+                raise SystemExit(f"{where}: query {qid} is labelled on line {labelled[qid]} too")
+            labelled[qid] = line
+            label = "y" if r["label"] else "n"
+            out.labels.append(items[item_id] | {"annotator": name, "label": label, "time": ""})
+    out.items = list(items.values())
+    return out
+
+
+def write_calibration(cal: CalibrationSet, items_out: Path, labels_out: Path) -> None:
+    """Both CSVs, each through a temporary sibling renamed into place once it is complete."""
+    from ratio.judge.annotate import ITEM_FIELDS, LABEL_FIELDS
+
+    with (
+        atomic_path(items_out) as items_tmp,
+        atomic_path(labels_out) as labels_tmp,
+    ):
+        for tmp, fields, rows in (
+            (items_tmp, ITEM_FIELDS, cal.items),
+            (labels_tmp, LABEL_FIELDS, cal.labels),
+        ):
+            with open(tmp, "w", newline="", encoding="utf-8") as fh:
+                w = csv.DictWriter(fh, fieldnames=fields)
+                w.writeheader()
+                w.writerows(rows)
+
+
+def format_calibration(cal: CalibrationSet) -> str:
+    """Items and labels per relation, and each annotator's y/n per relation."""
+    items = Counter(r["relation"] for r in cal.items)
+    labels = Counter(r["relation"] for r in cal.labels)
+    lines = [f"{len(cal.items)} items, {len(cal.labels)} labels"]
+    order = [r for r in RELATIONS if r in items] + sorted(set(items) - set(RELATIONS))
+    for rel in order:
+        lines.append(f"  {rel:<10} {items[rel]:>4} items  {labels[rel]:>4} labels")
+    yn = Counter((r["annotator"], r["relation"], r["label"]) for r in cal.labels)
+    for annot in dict.fromkeys(r["annotator"] for r in cal.labels):
+        cells = [f"{rel} {yn[annot, rel, 'y']}y/{yn[annot, rel, 'n']}n" for rel in order]
+        lines.append(f"  {annot:<10} " + "  ".join(cells))
+    lines.append(
+        f"texts from the build that differ from the audit: {cal.query_text_differs} queries, "
+        f"{cal.gold_text_differs} golds"
+    )
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -494,7 +684,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     im.add_argument("--run", type=Path, required=True, help="a built run (reads benchmark/test)")
     im.add_argument("--tiers", type=Path, required=True, help="the tiers file to compare")
     im.add_argument("--lexicon", type=Path, default=None, help="default: the shipped lexicon")
+    ca = sub.add_parser(
+        "calibration",
+        help="items and labels CSVs for `ratio judge calibrate` from labelled audit passes",
+    )
+    ca.add_argument(
+        "--pass",
+        dest="passes",
+        action="append",
+        metavar="FILE=NAME",
+        help="a labelled audit file and its annotator name (repeatable; default: "
+        + ", ".join(f"{f}={n}" for f, n in DEFAULT_PASSES)
+        + ")",
+    )
+    ca.add_argument(
+        "--run",
+        type=Path,
+        default=DEFAULT_CALIBRATION_RUN,
+        help="the build the pairs were drawn from: query and gold ids and texts "
+        f"(default {DEFAULT_CALIBRATION_RUN})",
+    )
+    ca.add_argument("--items", type=Path, required=True, help="the items CSV to write")
+    ca.add_argument("--labels", type=Path, required=True, help="the labels CSV to write")
     args = ap.parse_args(argv)
+
+    if args.cmd == "calibration":
+        try:
+            passes = [parse_pass(p) for p in args.passes] if args.passes else DEFAULT_PASSES
+        except ValueError as e:
+            ap.error(f"--pass: {e}")
+        cal = calibration_set([(Path(f), n) for f, n in passes], args.run)
+        write_calibration(cal, args.items, args.labels)
+        print(format_calibration(cal))
+        print(f"wrote {args.items} and {args.labels}", file=sys.stderr)
+        return 0
 
     if args.cmd == "tiers":
         try:

@@ -86,6 +86,9 @@ class SystemConfig:
     max_pool: int = 0  # 0 = full pool; else a seeded sub-pool containing every gold
     max_queries: int = 0  # 0 = all queries; else a seeded sample per relation, stratified by marker
     backend: str = "auto"  # dense encoder: auto | torch | static | onnx | onnx-int8 | openvino
+    # the queries' encoder when not ``backend``: the same model through another runtime, e.g.
+    # onnx-int8 queries against an fp32 index (it changes no index, only query speed)
+    query_backend: str = ""
     # for instructed: the text put before each query in place of the one dense component's
     # query prefix (a unified model's per-move instruction); it searches that component's index
     instruction: str = ""
@@ -93,15 +96,16 @@ class SystemConfig:
     def identity(self) -> dict:
         """The fields that name this system in digests (index folders, provenance).
 
-        ``backend`` is left out while it is ``auto`` and ``instruction`` while it is empty, so
-        systems that do not set them keep the digests they had before the fields existed (and
-        their built indexes).
+        ``backend`` is left out while it is ``auto``, ``instruction`` and ``query_backend``
+        while they are empty, so systems that do not set them keep the digests they had before
+        the fields existed (and their built indexes).
         """
         d = dataclasses.asdict(self)
         if d["backend"] == "auto":
             del d["backend"]
-        if not d["instruction"]:
-            del d["instruction"]
+        for key in ("instruction", "query_backend"):
+            if not d[key]:
+                del d[key]
         return d
 
 
@@ -147,6 +151,7 @@ class ServeConfig:
     model: str = ""  # dense model for the service (registry name or directory)
     index: str = "flat"  # the served dense models' index: flat (exact) | hnsw (approximate, faster)
     backend: str = "auto"  # their encoder: auto | torch | onnx | onnx-int8 | openvino
+    query_backend: str = ""  # their queries' encoder, when not backend (e.g. onnx-int8)
     index_dir: str = ""  # where the service keeps its indexes
 
 

@@ -48,3 +48,16 @@ def test_a_set_backend_is_a_different_system():
         )
     )
     assert list(named_systems(unnamed)) == ["dense-m-none", "dense-m-none-onnx-int8"]
+
+
+def test_a_query_backend_keeps_the_index():
+    """Queries through another runtime change no index: the same digest, the same folder."""
+    int8q = SystemConfig(
+        name="d",
+        kind="dense",
+        model="no-such-model",
+        prefix="generic",
+        max_queries=100,
+        query_backend="onnx-int8",
+    )
+    assert system_digest(int8q, SYSTEMS) == system_digest(DENSE, SYSTEMS)

@@ -380,6 +380,13 @@ def test_serve_index_hnsw_serves_the_trained_models_from_an_approximate_index(
     got = approx.search(query, "specify", 5, retriever="trained")["results"]
     assert [r["candidate_id"] for r in got] == [r["candidate_id"] for r in want]
     assert approx.store.retriever("trained@specify", approx.pool).retriever.index_type == "hnsw"
+    # int8 queries reuse the saved index (it is the same index) and search concurrently
+    cfg.serve.query_backend = "onnx-int8"
+    int8q = SearchEngine.open(cfg, split="test", warm=[])
+    int8q.resolve("trained", "specify")
+    r = int8q.store.retriever("trained@specify", int8q.pool).retriever
+    assert r.query_backend == "onnx-int8" and r.encoded == 0  # the index: not re-encoded
+    assert r.concurrent  # served without a query cache: searched from many threads at once
     cfg.serve.index = "ivf"
     with pytest.raises(ServeError, match=r"\[serve\] index must be 'flat' or 'hnsw'"):
         SearchEngine.open(cfg, split="test", warm=[])

@@ -76,6 +76,12 @@ class Retriever(ABC):
         return None
 
     @property
+    def concurrent(self) -> bool:
+        """Whether searches may run in several threads at once; else the store serializes
+        them. A server's throughput on a few cores depends on it."""
+        return False
+
+    @property
     def n_docs(self) -> int:
         return len(self.doc_ids)
 

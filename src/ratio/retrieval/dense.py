@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,10 @@ class Encoder:
     (onnxruntime, fp32), ``onnx-int8`` (onnxruntime, dynamic int8) or ``openvino`` (fp32);
     ``auto`` picks static or torch by the model directory. ``key`` names the vectors in the
     embedding cache: the model's content key, plus the backend for a non-fp32 one.
+
+    Thread-safe: a server encodes queries from several threads at once. The exported
+    backends share only the tokenizer (locked briefly in ExportedEncoder) and run the graph
+    in parallel; torch and static encodes run one at a time.
     """
 
     def __init__(
@@ -98,11 +103,14 @@ class Encoder:
         if EXPORTED.get(backend, "fp32") != "fp32":
             self.key += f"-{backend}-{recipe_tag(INT8_RECIPE)}"
         self._model: Any = None
+        self._lock = threading.RLock()  # the model's load; torch and static encodes
 
     @property
     def model(self) -> Any:
         if self._model is None:
-            self._model = self._load()
+            with self._lock:
+                if self._model is None:
+                    self._model = self._load()
         return self._model
 
     def _load(self) -> Any:
@@ -128,7 +136,9 @@ class Encoder:
             return m
         onnx_file = ensure_export(m, self.content_key, EXPORTED[self.backend])
         runtime = OpenVinoSession if self.backend == "openvino" else OrtSession
-        return ExportedEncoder(m, runtime(onnx_file, threads=available_cores()))
+        return ExportedEncoder(
+            m, lambda threads: runtime(onnx_file, threads=threads), threads=available_cores()
+        )
 
     @property
     def dim(self) -> int:
@@ -139,23 +149,26 @@ class Encoder:
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if self.backend == "static":
-            x = np.asarray(
-                self.model.encode(texts, batch_size=max(self.batch_size, 1024)), dtype=np.float32
-            )
-        elif self.backend in EXPORTED:
+        if self.backend in EXPORTED:
             int8 = EXPORTED[self.backend] == "int8"
             x = self.model.encode(
                 texts, batch_size=INT8_RECIPE["batch_size"] if int8 else self.batch_size
             )
+        elif self.backend == "static":
+            with self._lock:
+                x = np.asarray(
+                    self.model.encode(texts, batch_size=max(self.batch_size, 1024)),
+                    dtype=np.float32,
+                )
         else:
-            x = self.model.encode(
-                texts,
-                batch_size=self.batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=False,
-                show_progress_bar=False,
-            ).astype(np.float32, copy=False)
+            with self._lock:
+                x = self.model.encode(
+                    texts,
+                    batch_size=self.batch_size,
+                    convert_to_numpy=True,
+                    normalize_embeddings=False,
+                    show_progress_bar=False,
+                ).astype(np.float32, copy=False)
         norms = np.linalg.norm(x, axis=1, keepdims=True)
         return x / np.maximum(norms, 1e-12)
 
@@ -174,27 +187,33 @@ class DenseRetriever(Retriever):
         backend: str = "auto",
         batch_size: int = 64,
         cache_queries: bool = True,
+        query_backend: str = "",
         hnsw_m: int = 32,
-        ef_search: int = 256,
+        ef_search: int = 128,
     ) -> None:
         super().__init__(name or Path(model).name)
         if prefix not in PREFIX_SETUPS:
             raise RetrievalError(f"prefix must be one of {PREFIX_SETUPS}, got {prefix!r}")
         if index not in ("flat", "hnsw"):
             raise RetrievalError(f"index must be 'flat' or 'hnsw', got {index!r}")
-        if backend not in BACKENDS:
-            raise RetrievalError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        for b in (backend, query_backend or backend):
+            if b not in BACKENDS:
+                raise RetrievalError(f"backend must be one of {BACKENDS}, got {b!r}")
         self.model_name = model
         self.prefix_setup = prefix
         self.index_type = index
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self.backend = backend
+        # queries may run through another runtime of the same model (int8: ~30% faster per
+        # query, the same MRR on the benchmark; docs/serve.md); documents never do
+        self.query_backend = query_backend or backend
         self.batch_size = batch_size
         self.cache_queries = cache_queries
         self.hnsw_m = hnsw_m
         self.ef_search = ef_search
-        self._encoder: Encoder | None = None
-        self._caches: dict[str, EmbeddingCache] = {}
+        self._encoders: dict[str, Encoder] = {}
+        self._encoder_lock = threading.Lock()
+        self._caches: dict[tuple[str, str], EmbeddingCache] = {}
         self.faiss_index: Any = None
         _, spec = resolve_model(model)
         self.query_prefix, self.doc_prefix = prefixes(spec, prefix)
@@ -208,15 +227,26 @@ class DenseRetriever(Retriever):
             index=system.index,
             cache_dir=cache_dir,
             backend=system.backend,
+            query_backend=system.query_backend,
         )
 
     @property
     def encoder(self) -> Encoder:
-        if self._encoder is None:
-            self._encoder = Encoder(
-                self.model_name, backend=self.backend, batch_size=self.batch_size
-            )
-        return self._encoder
+        """The documents' encoder (and the queries', unless ``query_backend`` differs)."""
+        return self._encoder_for(self.backend)
+
+    def _encoder_for(self, backend: str) -> Encoder:
+        with self._encoder_lock:
+            if backend not in self._encoders:
+                self._encoders[backend] = Encoder(
+                    self.model_name, backend=backend, batch_size=self.batch_size
+                )
+            return self._encoders[backend]
+
+    @property
+    def concurrent(self) -> bool:
+        # the encoder and FAISS are thread-safe; the embedding cache's writes are not
+        return not (self.cache_queries and self.cache_dir)
 
     def params(self) -> dict[str, Any]:
         return {
@@ -234,18 +264,24 @@ class DenseRetriever(Retriever):
         self.cache_queries = queries
         self._caches = {}
 
-    def _cache(self, prefix: str) -> EmbeddingCache | None:
+    def _cache(self, prefix: str, encoder: Encoder) -> EmbeddingCache | None:
         if self.cache_dir is None:
             return None
-        if prefix not in self._caches:
-            self._caches[prefix] = EmbeddingCache(self.cache_dir, self.encoder.key, prefix)
-        return self._caches[prefix]
+        key = (encoder.key, prefix)
+        if key not in self._caches:
+            self._caches[key] = EmbeddingCache(self.cache_dir, encoder.key, prefix)
+        return self._caches[key]
 
-    def embed(self, texts: list[str], prefix: str, use_cache: bool = True) -> np.ndarray:
-        cache = self._cache(prefix) if use_cache else None
+    def embed(
+        self, texts: list[str], prefix: str, use_cache: bool = True, queries: bool = False
+    ) -> np.ndarray:
+        """``texts`` encoded after ``prefix``, through the embedding cache when ``use_cache``;
+        ``queries`` encodes with the queries' encoder."""
+        encoder = self._encoder_for(self.query_backend) if queries else self.encoder
+        cache = self._cache(prefix, encoder) if use_cache else None
         if cache is None:
-            return self.encoder.encode([prefix + t for t in texts])
-        return cache.get_or_encode(texts, self.encoder.encode, progress=True)
+            return encoder.encode([prefix + t for t in texts])
+        return cache.get_or_encode(texts, encoder.encode, progress=True)
 
     @property
     def encoded(self) -> int:
@@ -280,12 +316,16 @@ class DenseRetriever(Retriever):
         self._check_indexed()
         k = self._top_k(k)
         prefix = self.query_prefix if query_prefix is None else query_prefix
-        q = self.embed(queries, prefix, use_cache=self.cache_queries)
-        if self.index_type == "hnsw":
-            faiss.ParameterSpace().set_index_parameter(
-                self.faiss_index, "efSearch", max(self.ef_search, k)
-            )
-        scores, idx = self.faiss_index.search(np.ascontiguousarray(q, dtype=np.float32), k)
+        q = self.embed(queries, prefix, use_cache=self.cache_queries, queries=True)
+        # per-call search parameters, not the index's own: searches run in parallel
+        params = (
+            faiss.SearchParametersHNSW(efSearch=max(self.ef_search, k))  # type: ignore[attr-defined]
+            if self.index_type == "hnsw"
+            else None
+        )
+        scores, idx = self.faiss_index.search(
+            np.ascontiguousarray(q, dtype=np.float32), k, params=params
+        )
         valid = idx >= 0  # HNSW may return fewer than k
         scores = scores.astype(np.float32, copy=False)
         scores[~valid] = -np.inf

@@ -25,10 +25,11 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ratio.config import SystemConfig
 from ratio.io import RatioError, write_text_atomic
@@ -97,6 +98,7 @@ def system_digest(s: SystemConfig, systems: Mapping[str, SystemConfig]) -> str:
     d = s.identity()
     d.pop("name", None)
     d.pop("max_pool", None)  # the pool itself is fingerprinted separately
+    d.pop("query_backend", None)  # encodes the queries, not the index
     if s.kind in COMPOSITE:
         d["components"] = [system_digest(systems[c], systems) for c in s.components if c in systems]
     if s.kind == "dense" and s.model:
@@ -109,11 +111,16 @@ def system_digest(s: SystemConfig, systems: Mapping[str, SystemConfig]) -> str:
 
 @dataclass
 class Loaded:
-    """A retriever ready to search, the lock that serializes its searches, its load time."""
+    """A retriever ready to search, the lock that serializes its searches (for a retriever
+    that is not thread-safe), its load time."""
 
     retriever: Retriever
     load_s: float
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def turn(self) -> AbstractContextManager[Any]:
+        """What a search holds: the lock, unless the retriever searches concurrently."""
+        return nullcontext() if self.retriever.concurrent else self.lock
 
 
 class IndexStore:
@@ -123,7 +130,8 @@ class IndexStore:
     ``embeddings`` is the run's embedding cache; ``cache_queries`` False keeps query
     embeddings out of it (a service's user queries are not worth keeping). Thread-safe:
     one thread builds a given index while others wait for it, and the searches of one
-    retriever run one at a time.
+    retriever run one at a time unless it is ``concurrent`` (dense retrievers without a
+    query cache: two cores then serve two queries at once).
     """
 
     HYBRID_DEPTH = 100  # each component of a hybrid ranks at least this many before fusion
@@ -189,10 +197,10 @@ class IndexStore:
                 raise RetrievalError(
                     f"instructed system {s.name!r}: component {dense!r} is not a dense system"
                 )
-            with loaded.lock:
+            with loaded.turn():
                 return loaded.retriever.search(queries, k, query_ids, query_prefix=s.instruction)
         loaded = self.retriever(name, pool)
-        with loaded.lock:
+        with loaded.turn():
             return loaded.retriever.search(queries, k, query_ids)
 
     def _components(self, s: SystemConfig, path: tuple[str, ...]) -> list[str]:
@@ -258,4 +266,6 @@ class IndexStore:
     def _adopt(self, r: Retriever, s: SystemConfig) -> Retriever:
         r.name = s.name
         r.use_embedding_cache(self.embeddings, queries=self.cache_queries)
+        if isinstance(r, DenseRetriever):
+            r.query_backend = s.query_backend or r.backend
         return r

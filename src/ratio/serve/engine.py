@@ -72,6 +72,7 @@ class SearchEngine:
         embedding_cache: Path | None = None,
         dense_index: str = "flat",
         dense_backend: str = "auto",
+        dense_query_backend: str = "",
     ) -> None:
         if dense_index not in ("flat", "hnsw"):
             raise ServeError(f"[serve] index must be 'flat' or 'hnsw', got {dense_index!r}")
@@ -79,7 +80,8 @@ class SearchEngine:
         # index kind of the dense models the engine defines itself (trained, unified, base):
         # flat scans every vector per query; hnsw answers 8 clients on 2 cores in time
         self.dense_index = dense_index
-        self.dense_backend = dense_backend  # their query/pool encoder (auto | torch | onnx | ...)
+        self.dense_backend = dense_backend  # their pool encoder (auto | torch | onnx | ...)
+        self.dense_query_backend = dense_query_backend  # their queries' ("": the same)
         self.systems = systems
         self.default = default
         self.trained = dict(trained or {})  # each move's specialist
@@ -153,6 +155,7 @@ class SearchEngine:
             embedding_cache=RunDir.of(cfg).embeddings,
             dense_index=getattr(serve, "index", "flat") or "flat",
             dense_backend=getattr(serve, "backend", "auto") or "auto",
+            dense_query_backend=getattr(serve, "query_backend", ""),
         )
         eng.warm(warm)
         return eng
@@ -240,6 +243,7 @@ class SearchEngine:
             prefix=prefix,
             index=self.dense_index,
             backend=self.dense_backend,
+            query_backend=self.dense_query_backend,
         )
 
     def _unified_for(self, move: str) -> str:

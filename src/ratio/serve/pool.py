@@ -278,9 +278,15 @@ class PoolFile:
         return self.column("text").to_pylist()
 
     def rows(self, rows: Sequence[int]) -> list[dict]:
-        # one zero-copy slice per row: ``take`` on the memory-mapped, chunked table
-        # would first concatenate whole columns (tens of ms on a 100k pool)
-        return [self.table.slice(int(r), 1).to_pylist()[0] for r in rows]
+        # one scalar per cell of the memory-mapped table: ``take`` would first concatenate
+        # whole columns (11 ms for 10 rows of a 124k pool), a one-row slice per row
+        # costs 3x this
+        out: list[dict] = [{} for _ in rows]
+        for name in self.table.column_names:
+            column = self.table.column(name)
+            for row, r in zip(out, rows, strict=True):
+                row[name] = column[int(r)].as_py()
+        return out
 
     def paper_code(self, paper_id: str) -> int:
         """The integer code of a paper id (-1 when the pool has no sentence of it)."""
