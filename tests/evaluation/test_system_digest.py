@@ -5,6 +5,8 @@ The literals below were computed with the code before ``SystemConfig.backend`` e
 
 from __future__ import annotations
 
+import dataclasses
+
 from ratio.config import EvaluateConfig, RunConfig, SystemConfig
 from ratio.evaluation.harness import named_systems
 from ratio.retrieval.store import system_digest
@@ -52,12 +54,5 @@ def test_a_set_backend_is_a_different_system():
 
 def test_a_query_backend_keeps_the_index():
     """Queries through another runtime change no index: the same digest, the same folder."""
-    int8q = SystemConfig(
-        name="d",
-        kind="dense",
-        model="no-such-model",
-        prefix="generic",
-        max_queries=100,
-        query_backend="onnx-int8",
-    )
+    int8q = dataclasses.replace(DENSE, query_backend="onnx-int8")
     assert system_digest(int8q, SYSTEMS) == system_digest(DENSE, SYSTEMS)
