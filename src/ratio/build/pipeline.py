@@ -51,7 +51,7 @@ from ratio.stages import (
     run_stage,
 )
 
-MINE_VERSION = "2"  # 2: validity rules (ratio.build.validity)
+MINE_VERSION = "3"  # 2: validity rules (ratio.build.validity); 3: query_fragment, gold_generic_colon, later-step deferrals
 DEDUP_VERSION = "1"
 SPLIT_VERSION = "2"  # 2: needs_validation test queries held in test/pending_queries.parquet
 EXPORT_VERSION = "1"

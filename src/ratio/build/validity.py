@@ -6,8 +6,11 @@ cleanup removed ("With probability at least 1 - δ, we have"), a sentence cut of
 ("The variance [MATH] is calculated as"), a Specify or Broaden gold whose content sat in a lost
 list or formula after its colon, a gold that defers its content ("These functions
 are characterized by the following proposition."), a roadmap pointer instead of content
-("We delve in Sections 4 and 5 into ..."), and, for Address, a gold that only says that
-solutions exist ("Several effective methods have been proposed."). Each is a named rule
+("We delve in Sections 4 and 5 into ..."), a query that is the tail of a formula or clause
+split from its sentence ("where I (·) is the indicator function."), and, for Address, a gold
+that only says that solutions exist ("Several effective methods have been proposed.") or
+only announces generic techniques before a colon ("We implemented several optimization
+techniques:"). Each is a named rule
 with a precise test; a relation pair failing one is dropped and counted under the first
 rule it fails (``RULES`` order), so the build report says what each rule removed.
 
@@ -47,6 +50,29 @@ _DEFERRAL = re.compile(
     r"in what follows)|\bas below)\s*[.:]?\s*$",
     re.I,
 )
+# A short sentence that puts its content off to a later step or section: "We introduce a
+# state-action guardian in the next step." (a longer one usually names its content first).
+_LATER = re.compile(
+    r"\bin the (?:next|following|subsequent) (?:steps?|sections?|subsections?|paragraphs?|parts?)"
+    r"\s*[.:]?\s*$",
+    re.I,
+)
+_MAX_LATER_WORDS = 10
+# A sentence starting with a lowercase connective or function word is the tail of a formula
+# or of a clause the segmenter split ("where I (·) is the indicator function.").
+_FRAGMENT_START = frozenset(
+    "where which whereas wherein whereby whose and or but nor then thus hence so with for of "
+    "to the a an is are was were in on at by as than that".split()
+)
+_FIRST_WORD = re.compile(r"^\W*([A-Za-z]+)")
+# Address golds before a colon whose only content is a quantified, unnamed set of techniques:
+# "A common sampling strategy is employed:", "We implemented several optimization techniques:".
+_GENERIC = re.compile(
+    r"\b(?:several|various|some|many|multiple|numerous|a few|a number of|a common|a standard|"
+    r"a simple)\b",
+    re.I,
+)
+_MAX_GENERIC_WORDS = 10
 # Roadmap asides: a pointer to other sections instead of content.
 _SECTION = r"(?:sections?|sec\.|secs\.|appendix|appendices|app\.|§)\s*~?[A-Z]?\d"
 _OUTLINE = re.compile(
@@ -97,8 +123,24 @@ def unfinished(text: str) -> bool:
 
 
 def deferral(text: str) -> bool:
-    """The sentence announces content that follows it ("the following proposition.")."""
-    return _DEFERRAL.search(text) is not None
+    """The sentence announces content that follows it ("the following proposition.", or,
+    when short, "We introduce a state-action guardian in the next step.")."""
+    if _DEFERRAL.search(text):
+        return True
+    return _LATER.search(text) is not None and len(text.split()) <= _MAX_LATER_WORDS
+
+
+def fragment(text: str) -> bool:
+    """The sentence starts with a lowercase connective or function word ("where ...",
+    "which ..."): the rest of a sentence the segmenter or a removed formula split."""
+    m = _FIRST_WORD.match(text)
+    return m is not None and m.group(1) in _FRAGMENT_START
+
+
+def generic_colon(text: str) -> bool:
+    """A short gold that ends in ":" and only announces an unnamed set of techniques."""
+    words = len(text.replace("[CIT]", " ").split())
+    return ends_with_colon(text) and words <= _MAX_GENERIC_WORDS and bool(_GENERIC.search(text))
 
 
 def outline(text: str) -> bool:
@@ -152,6 +194,12 @@ RULES: tuple[Rule, ...] = (
         lambda q, g, math_after: unfinished(q) or ends_with_colon(q),
     ),
     Rule(
+        "query_fragment",
+        'query starts with a lowercase connective ("where ...", "which ..."): a split fragment',
+        RELATIONS,
+        lambda q, g, math_after: fragment(q),
+    ),
+    Rule(
         "gold_deferral",
         'gold defers its content ("the following proposition.", "as detailed below:")',
         RELATIONS,
@@ -168,6 +216,12 @@ RULES: tuple[Rule, ...] = (
         'Address gold only says remedies exist ("Several methods have been proposed.")',
         ("address",),
         lambda q, g, math_after: vague_existence(g),
+    ),
+    Rule(
+        "gold_generic_colon",
+        'Address gold of at most 10 words that ends in ":" after generic techniques',
+        ("address",),
+        lambda q, g, math_after: generic_colon(g),
     ),
 )
 RULE_NAMES: tuple[str, ...] = tuple(r.name for r in RULES)
