@@ -161,6 +161,10 @@ def test_benchmark_load_and_held_queries(tmp_path):
     full = bench.with_held_queries()
     assert full.queries["query_id"].to_pylist() == [qids[0], "qheld"]
     assert full.qrels_dict(["qheld"]) == {"qheld": {candidate_id("gold"): 1}}
+    # "test+held" is the same view by name, for `ratio evaluate` and `train-compare`
+    raw = run.benchmark.load("test+held")
+    assert raw.relation_queries("broaden") == (["qheld"], ["Query"])
+    assert raw.candidate_ids == bench.candidate_ids
 
 
 def test_benchmark_errors(tmp_path):

@@ -34,6 +34,10 @@ TABLES: tuple[str, ...] = ("queries", "candidates", "qrels")
 # Test queries of needs_validation markers (ratio.lexicon.tiers), held out of test/queries.parquet
 # until the silver set (ratio.judge.silver) judges them; their golds stay in the test pool.
 HELD_QUERIES = "pending_queries.parquet"
+# "test+held": the test split with its held (needs_validation) queries added back, i.e. the
+# raw mined test pairs. The published split leaves a held move with few queries (Broaden:
+# 6 of 130 on the shared corpus); this view measures it on the raw pairs, clearly labelled.
+HELD_SUFFIX = "+held"
 MANIFEST = "manifest.json"
 DONE_SUFFIX = ".done.json"
 # The folder of each build stage, relative to the run directory; each holds MANIFEST.
@@ -310,8 +314,11 @@ class BenchmarkDir:
         return self.split(SILVER)
 
     def load(self, split: str) -> Benchmark:
-        """``split``'s queries, candidate pool and qrels (:class:`BenchmarkError` if absent)."""
-        return self.split(split).load()
+        """``split``'s queries, candidate pool and qrels (:class:`BenchmarkError` if absent);
+        ``"<split>+held"`` adds the split's held queries (:data:`HELD_SUFFIX`)."""
+        base = split.removesuffix(HELD_SUFFIX)
+        bench = self.split(base).load()
+        return bench.with_held_queries() if base != split else bench
 
     def candidate_files(self) -> list[Path]:
         """Every split's ``candidates.parquet`` that exists (silver's included), sorted."""

@@ -143,7 +143,7 @@ def test_unfinished_and_deferring_golds_dropped_per_rule(matcher):
         "p1",
         2023,
         [
-            [Q1, "To address this issue, we make the following contributions:"],
+            [Q1, "To address this issue, we make the following contributions."],
             [Q2, "For example, we define the weighted objective as follows:"],
             [Q1, "To address this, several effective methods have been proposed."],
         ],

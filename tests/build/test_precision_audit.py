@@ -57,15 +57,22 @@ def test_final_audit_ids_exist_in_current_build() -> None:
     assert not missing, f"{len(missing)} audited queries not in the build, e.g. {missing[:3]}"
 
 
-ROUND3 = {
-    p: REPO_ROOT / f"tests/data/precision_audit_round3_{p}.jsonl" for p in ("a", "b", "adjudicated")
-}
+def _round(n: int) -> dict[str, Path]:
+    return {
+        p: REPO_ROOT / f"tests/data/precision_audit_round{n}_{p}.jsonl"
+        for p in ("a", "b", "adjudicated")
+    }
+
+
+ROUND3, ROUND4 = _round(3), _round(4)
 RUN_V2 = REPO_ROOT / "runs/neurips-v2"
+RUN_V3 = REPO_ROOT / "runs/neurips-v3"
 
 
-def test_round3_passes_label_the_same_pairs_and_adjudication_keeps_agreements() -> None:
-    """Round 3: two independent passes over one sample, and the adjudicated labels."""
-    files = {p: _rows(path) for p, path in ROUND3.items()}
+@pytest.mark.parametrize("files", [ROUND3, ROUND4], ids=["round3", "round4"])
+def test_two_pass_rounds_label_the_same_pairs_and_adjudication_keeps_agreements(files) -> None:
+    """Rounds 3 and 4: two independent passes over one sample, and the adjudicated labels."""
+    files = {p: _rows(path) for p, path in files.items()}
     for rows in files.values():
         assert len(rows) == 300
         assert {r["relation"] for r in rows} == set(pa.RELATIONS)
@@ -91,6 +98,18 @@ def test_round3_sample_is_the_seeded_draw_of_the_raw_test_split() -> None:
     pairs = pa.load_pairs(RUN_V2, ["test"], include_pending=True)
     drawn = [r["query_id"] for r in pa.draw_sample(pairs, 100, 2026)]
     assert drawn == [r["query_id"] for r in _rows(ROUND3["a"])]
+
+
+def test_round4_sample_is_the_seeded_draw_of_the_published_test_split() -> None:
+    """Round 4: Address and Specify from the published test queries, Broaden from the raw
+    split (its published queries are too few), seed 2027, on the build with the round-3 rules."""
+    if not (RUN_V3 / "benchmark").exists():
+        pytest.skip("no build at runs/neurips-v3")
+    published = pa.draw_sample(pa.load_pairs(RUN_V3, ["test"]), 100, 2027)
+    raw = pa.draw_sample(pa.load_pairs(RUN_V3, ["test"], include_pending=True), 100, 2027)
+    drawn = {r["query_id"] for r in published if r["relation"] != "broaden"}
+    drawn |= {r["query_id"] for r in raw if r["relation"] == "broaden"}
+    assert drawn == {r["query_id"] for r in _rows(ROUND4["a"])}
 
 
 def test_score_precision_and_marker_errors() -> None:
@@ -222,10 +241,13 @@ def test_shipped_tiers_are_derived_from_the_audits() -> None:
     rows = [r for f in files for r in pa.read_labelled(REPO_ROOT / f)]
     stats = pa.marker_precision(rows, load_lexicon())
     assert pa.format_tiers(stats, tiers.thresholds, tiers.min_audited, files) == shipped
-    tier_sources = [*AUDIT_FILES, ROUND3["adjudicated"]]
+    tier_sources = [*AUDIT_FILES, ROUND3["adjudicated"], ROUND4["adjudicated"]]
     assert sorted(files) == sorted(str(p.relative_to(REPO_ROOT)) for p in tier_sources)
-    # 18 round-3 pairs were labelled in round 1 or 2 too: the adjudicated two-pass label wins
-    assert files[0] == str(ROUND3["adjudicated"].relative_to(REPO_ROOT))
+    # pairs labelled in several rounds count once: the newest two-pass adjudicated label wins
+    assert files[:2] == [
+        str(ROUND4["adjudicated"].relative_to(REPO_ROOT)),
+        str(ROUND3["adjudicated"].relative_to(REPO_ROOT)),
+    ]
     # the stated targets: Address and Specify 0.90, Broaden 0.80
     assert tiers.thresholds == {"address": 0.9, "broaden": 0.8, "specify": 0.9}
 

@@ -38,11 +38,11 @@ Q = "Estimating the asymptotic variance from a single chain is difficult."
         # deferrals, also for Address
         (
             "address",
-            "We propose the following technical innovations for the converse:",
+            "We propose the following technical innovations for the converse.",
             False,
             "gold_deferral",
         ),
-        ("address", "In this paper, we make the following contributions:", False, "gold_deferral"),
+        ("address", "In this paper, we make the following contributions.", False, "gold_deferral"),
         (
             "broaden",
             "These functions are characterized by the following proposition.",
@@ -51,7 +51,7 @@ Q = "Estimating the asymptotic variance from a single chain is difficult."
         ),
         (
             "address",
-            "We introduce a consistency regularization [CIT], as detailed below:",
+            "We introduce a consistency regularization [CIT], as detailed below.",
             True,
             "gold_deferral",
         ),
@@ -108,8 +108,10 @@ Q = "Estimating the asymptotic variance from a single chain is difficult."
             False,
             "gold_deferral",
         ),
-        ("address", "A common sampling strategy is employed:", False, "gold_generic_colon"),
-        ("address", "We implemented several optimization techniques:", False, "gold_generic_colon"),
+        # an Address gold before a colon lost its remedy too (4 of 9 audited held)
+        ("address", "A common sampling strategy is employed:", False, "gold_colon"),
+        ("address", "We introduce two complementary regularizers:", False, "gold_colon"),
+        ("address", "We employ a QK-attention module [CIT], represented as:", True, "gold_colon"),
     ],
 )
 def test_failing_golds(relation, gold, math_after, rule):
@@ -119,13 +121,8 @@ def test_failing_golds(relation, gold, math_after, rule):
 @pytest.mark.parametrize(
     ("relation", "gold", "math_after"),
     [
-        # an Address gold names its remedy before the colon or the removed formula
-        (
-            "address",
-            "We decouple the defense and the attack by solving a non-zero-sum game:",
-            False,
-        ),
-        ("address", "We employ a QK-attention module [CIT], represented as:", True),
+        # an Address gold may name its remedy before a removed formula
+        ("address", "We decouple the defense and the attack by solving a non-zero-sum game.", True),
         # complete sentences, also right before display math
         ("specify", "We use a sliding window that keeps only local interactions.", True),
         ("specify", "Large models (72B) outperformed small models (7B) in accuracy.", False),
@@ -152,8 +149,6 @@ def test_failing_golds(relation, gold, math_after, rule):
             "We leverage the dual formalism, which is elaborated in the next section.",
             False,
         ),
-        ("address", "We introduce two complementary regularizers:", False),
-        ("address", "We approximate the matrix inverse using a truncated Neumann series:", False),
     ],
 )
 def test_passing_golds(relation, gold, math_after):
@@ -208,4 +203,5 @@ def test_first_failing_rule_wins():
     gold = "We introduce the following modifications:"
     assert RULE_NAMES.index("gold_colon") < RULE_NAMES.index("gold_deferral")
     assert failed_rule("specify", Q, gold) == "gold_colon"
-    assert failed_rule("address", Q, gold) == "gold_deferral"
+    assert failed_rule("address", Q, gold) == "gold_colon"
+    assert failed_rule("address", Q, gold.replace(":", ".")) == "gold_deferral"

@@ -51,7 +51,9 @@ from ratio.stages import (
     run_stage,
 )
 
-MINE_VERSION = "3"  # 2: validity rules (ratio.build.validity); 3: query_fragment, gold_generic_colon, later-step deferrals
+MINE_VERSION = (
+    "4"  # 2: validity rules; 3: query_fragment, later-step deferrals; 4: gold_colon for Address
+)
 DEDUP_VERSION = "1"
 SPLIT_VERSION = "2"  # 2: needs_validation test queries held in test/pending_queries.parquet
 EXPORT_VERSION = "1"

@@ -35,8 +35,8 @@ from ratio.metrics import Qrels, evaluate
 from ratio.metrics.trec import write_run
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
-from ratio.retrieval.store import IndexStore, Pool, slug
-from ratio.run import Benchmark, RunDir
+from ratio.retrieval.store import IndexedPool, IndexStore, Pool, slug
+from ratio.run import HELD_SUFFIX, Benchmark, RunDir
 
 ORACLES = ("none", "relation", "golds")
 
@@ -127,6 +127,12 @@ def setup_label(s: SystemConfig) -> str:
     return f"{s.fusion}({'+'.join(s.components)})"
 
 
+def _pool_split(split: str, pool: IndexedPool) -> str:
+    """A "+held" view searches its split's shared pool, so it shares the split's indexes; its
+    sub-pools hold other golds, so they keep their own."""
+    return split.removesuffix(HELD_SUFFIX) if pool.key == "shared" else split
+
+
 def index_store(
     run_dir: RunDir, split: str, systems: Mapping[str, SystemConfig], *, progress: bool = False
 ) -> IndexStore:
@@ -135,7 +141,9 @@ def index_store(
     through it, so a system either one indexed is reused by the other."""
     return IndexStore(
         systems,
-        folder=lambda name, pool: run_dir.index(slug(name), f"{split}-{pool.key}"),
+        folder=lambda name, pool: run_dir.index(
+            slug(name), f"{_pool_split(split, pool)}-{pool.key}"
+        ),
         embeddings=run_dir.embeddings,
         progress=progress,
     )
