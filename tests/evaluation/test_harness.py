@@ -271,6 +271,39 @@ def test_evaluate_cli(tmp_path):
     assert "| bm25 | unigram |" in r.output
 
 
+def test_cli_held_split_adds_the_held_queries_in_its_own_folder(tmp_path):
+    """``--split test+held`` evaluates the held (needs_validation) test queries too, and writes
+    beside ``evaluate.out`` instead of over the published split's tables."""
+    from typer.testing import CliRunner
+
+    from ratio.cli import app
+
+    write_benchmark(tmp_path)
+    make_config(tmp_path)
+    d = tmp_path / "run" / "benchmark" / "test"
+    queries = pq.read_table(d / "queries.parquet")
+    qrels = pq.read_table(d / "qrels.parquet")
+    held = [i for i, r in enumerate(queries.column("relation").to_pylist()) if r == "broaden"]
+    keep = [i for i in range(queries.num_rows) if i not in held]
+    pq.write_table(queries.take(held), d / "pending_queries.parquet")
+    pq.write_table(queries.take(keep), d / "queries.parquet")
+    qrels_keep = [
+        i for i, q in enumerate(qrels.column("query_id").to_pylist()) if int(q[1:]) in keep
+    ]
+    pq.write_table(qrels.take(qrels_keep), d / "qrels.parquet")
+    runner = CliRunner()
+    cfg = str(tmp_path / "run.toml")
+    r = runner.invoke(app, ["evaluate", "-c", cfg, "-s", "bm25"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["evaluate", "-c", cfg, "-s", "bm25", "--split", "test+held"])
+    assert r.exit_code == 0, r.output
+    published = json.loads((tmp_path / "eval" / "results.json").read_text())
+    raw = json.loads((tmp_path / "eval-test+held" / "results.json").read_text())
+    n = {r["relation"]: r["n_queries"] for r in raw["records"]}
+    assert n["broaden"] == len(held) > 0
+    assert "broaden" not in {r["relation"] for r in published["records"] if r["n_queries"]}
+
+
 @pytest.mark.skipif(not (MODELS / "potion-mpnet-256").is_dir(), reason="model not downloaded")
 def test_dense_and_hybrid_systems(tmp_path):
     write_benchmark(tmp_path)

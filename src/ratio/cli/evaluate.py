@@ -22,13 +22,20 @@ def evaluate_cmd(
     ),
     system: list[str] = typer.Option(None, "--system", "-s", help="only these systems"),
     out: str = typer.Option("", help="output folder (default: evaluate.out)"),
+    split: str = typer.Option(
+        "",
+        help='benchmark split (default: evaluate.split); "test+held" adds the test queries '
+        "held for the silver set (the raw mined test split)",
+    ),
 ) -> None:
     """Evaluate every configured retriever on every relation of the benchmark split."""
     # lazy: the harness loads the retrievers and search store (~0.15 s), not for --help
     from ratio.evaluation.harness import evaluate_systems
 
-    overrides = {"evaluate.out": out} if out else None
-    cfg = load_config(config, overrides)
+    overrides = {k: v for k, v in (("evaluate.out", out), ("evaluate.split", split)) if v}
+    cfg = load_config(config, overrides or None)
+    if split and not out and cfg.evaluate.out:  # never overwrite the configured split's tables
+        cfg.evaluate.out = f"{cfg.evaluate.out.rstrip('/')}-{split}"
     res = evaluate_systems(cfg, oracle=oracle or cfg.evaluate.oracle, systems=system or None)
     md = Path(res.files["md"]).read_text(encoding="utf-8")
     typer.echo(md)
