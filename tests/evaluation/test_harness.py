@@ -295,8 +295,10 @@ def test_cli_held_split_adds_the_held_queries_in_its_own_folder(tmp_path):
     cfg = str(tmp_path / "run.toml")
     r = runner.invoke(app, ["evaluate", "-c", cfg, "-s", "bm25"])
     assert r.exit_code == 0, r.output
+    assert f"note: broaden {len(held)} test queries" in r.output and "--split test+held" in r.output
     r = runner.invoke(app, ["evaluate", "-c", cfg, "-s", "bm25", "--split", "test+held"])
     assert r.exit_code == 0, r.output
+    assert "note:" not in r.output
     published = json.loads((tmp_path / "eval" / "results.json").read_text())
     raw = json.loads((tmp_path / "eval-test+held" / "results.json").read_text())
     n = {r["relation"]: r["n_queries"] for r in raw["records"]}

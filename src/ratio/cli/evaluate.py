@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import typer
 
-from ratio.config import load_config
+from ratio.config import RunConfig, load_config
+from ratio.run import HELD_SUFFIX, RunDir
 
 
 def register(app: typer.Typer) -> None:
@@ -40,3 +43,20 @@ def evaluate_cmd(
     md = Path(res.files["md"]).read_text(encoding="utf-8")
     typer.echo(md)
     typer.echo(f"wrote {res.files['md']}, .csv, .json and {len(res.files) - 3} TREC runs")
+    held = held_counts(cfg)
+    if held:
+        typer.echo(
+            f"note: {held} test queries of needs_validation markers are held for the silver set "
+            f"and not evaluated; `--split {cfg.evaluate.split}{HELD_SUFFIX}` includes them"
+        )
+
+
+def held_counts(cfg: RunConfig) -> str:
+    """ "address 912, broaden 67" for the evaluated split's held queries; "" when none are."""
+    if cfg.evaluate.split.endswith(HELD_SUFFIX):
+        return ""
+    path = RunDir.of(cfg).benchmark.split(cfg.evaluate.split).held_queries
+    if not path.is_file():
+        return ""
+    counts = Counter(pq.read_table(path, columns=["relation"]).column(0).to_pylist())
+    return ", ".join(f"{rel} {n:,}" for rel, n in sorted(counts.items()))
