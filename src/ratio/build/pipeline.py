@@ -51,9 +51,8 @@ from ratio.stages import (
     run_stage,
 )
 
-MINE_VERSION = (
-    "4"  # 2: validity rules; 3: query_fragment, later-step deferrals; 4: gold_colon for Address
-)
+# 2: validity rules; 3: query_fragment, later-step deferrals; 4: gold_colon for Address
+MINE_VERSION = "4"
 DEDUP_VERSION = "1"
 SPLIT_VERSION = "2"  # 2: needs_validation test queries held in test/pending_queries.parquet
 EXPORT_VERSION = "1"

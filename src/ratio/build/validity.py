@@ -9,9 +9,9 @@ are characterized by the following proposition."), a roadmap pointer instead of 
 ("We delve in Sections 4 and 5 into ..."), a query that is the tail of a formula or clause
 split from its sentence ("where I (·) is the indicator function."), and, for Address, a gold
 that only says that solutions exist ("Several effective methods have been proposed.").
-Each is a named rule
-with a precise test; a relation pair failing one is dropped and counted under the first
-rule it fails (``RULES`` order), so the build report says what each rule removed.
+Each is a named rule with a precise test; a relation pair failing one is dropped and counted
+under the first rule it fails (``RULES`` order), so the build report says what each rule
+removed.
 
 Dropping is deliberate: restoring a removed equation as ``[MATH]`` leaves a pair whose gold
 says nothing readable ("Specifically, we define the objective as [MATH]"), and the audit

@@ -35,10 +35,11 @@ def evaluate_cmd(
     # lazy: the harness loads the retrievers and search store (~0.15 s), not for --help
     from ratio.evaluation.harness import evaluate_systems
 
-    overrides = {k: v for k, v in (("evaluate.out", out), ("evaluate.split", split)) if v}
-    cfg = load_config(config, overrides or None)
-    if split and not out and cfg.evaluate.out:  # never overwrite the configured split's tables
-        cfg.evaluate.out = f"{cfg.evaluate.out.rstrip('/')}-{split}"
+    cfg = load_config(config, {"evaluate.out": out} if out else None)
+    if split and split != cfg.evaluate.split:
+        cfg.evaluate.split = split
+        if not out and cfg.evaluate.out:  # never over the configured split's tables
+            cfg.evaluate.out = f"{cfg.evaluate.out.rstrip('/')}-{split}"
     res = evaluate_systems(cfg, oracle=oracle or cfg.evaluate.oracle, systems=system or None)
     md = Path(res.files["md"]).read_text(encoding="utf-8")
     typer.echo(md)
