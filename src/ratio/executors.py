@@ -1,16 +1,11 @@
 """Run a pure per-shard function over many shards: locally or on Ray.
 
-Callers hand this module a top-level function and a list of argument tuples; the
-function writes its own output atomically (``ratio.fs.output``) and returns a small
-JSON-able summary. Skipping finished shards and writing their completion markers is
-the stage runner's job (:func:`ratio.stages.run_sharded`, which runs here), so any
-executor resumes a killed run the same way, and the executor never changes *what* is
-written, only where it runs: ``local`` and ``ray`` builds are byte-identical.
-
-A shard that raises does not take the others down: every other task still runs
-to completion (its output and marker are kept), and the failures are raised at
-the end as one :class:`ShardError` naming each failed shard, so a rerun after
-fixing the input redoes only those.
+The function writes its own output atomically and returns a small JSON-able summary;
+skipping finished shards and writing their markers is the stage runner's job
+(:func:`ratio.stages.run_sharded`), so the executor changes only where a shard runs, never
+what it writes: ``local`` and ``ray`` builds are byte-identical. A failing shard does not
+take the others down: the failures are raised together at the end (:class:`ShardError`),
+so a rerun redoes only those.
 """
 
 from __future__ import annotations
@@ -87,11 +82,10 @@ def _original(exc: BaseException) -> BaseException:
 
 def _describe(exc: BaseException) -> str:
     exc = _original(exc)
-    msg = str(exc).strip().splitlines()
-    first = msg[0] if msg else ""
-    if isinstance(exc, (RatioError, RuntimeError)) and type(exc) in (RatioError, RuntimeError):
-        return first  # rebuilt from a _Failure: the type is already in the message
-    return f"{type(exc).__name__}: {first}" if not isinstance(exc, RatioError) else first
+    first = (str(exc).strip().splitlines() or [""])[0]
+    if isinstance(exc, RatioError) or type(exc) is RuntimeError:
+        return first  # a user message, or rebuilt from a _Failure (the type is in it already)
+    return f"{type(exc).__name__}: {first}"
 
 
 def run_shards(
@@ -117,12 +111,17 @@ def run_shards(
     failures: dict[str, BaseException] = {}
     done = 0
     if executor == "ray":
-        runner = _run_ray(fn, tasks, workers, address, label, failures)
+        runner = _run_ray(fn, tasks, workers, address, label)
     else:
-        runner = _run_local(fn, tasks, workers, label, failures)
-    for summary in runner:
+        runner = _run_local(fn, tasks, workers)
+    for task, result in runner:
+        if isinstance(result, _Failure):
+            result = result.rebuild()
+        if isinstance(result, BaseException):
+            failures[label(task)] = result
+            continue
         done += 1
-        yield summary
+        yield result
     if len(failures) == 1:
         (exc,) = failures.values()
         if isinstance(_original(exc), InputError):  # names its file (and line) already
@@ -141,37 +140,27 @@ def _pin_code_version() -> None:
     os.environ.setdefault("RATIO_CODE_VERSION", code_version())
 
 
+_Outcome = dict | _Failure | BaseException  # a summary, or why a shard has none
+
+
 def _run_local(
-    fn: Callable[..., dict],
-    tasks: Sequence[tuple],
-    workers: int,
-    label: Callable[[tuple], str],
-    failures: dict[str, BaseException],
-) -> Iterator[dict]:
+    fn: Callable[..., dict], tasks: Sequence[tuple], workers: int
+) -> Iterator[tuple[tuple, _Outcome]]:
     workers = max(1, min(workers, len(tasks), os.cpu_count() or 1))
     if workers == 1:
         for task in tasks:
-            result = _guarded(fn, *task)
-            if isinstance(result, _Failure):
-                failures[label(task)] = result.rebuild()
-                continue
-            yield result
+            yield task, _guarded(fn, *task)
         return
     with ProcessPoolExecutor(max_workers=workers) as pool:
         pending = {pool.submit(_guarded, fn, *task): task for task in tasks}
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
-                task = pending.pop(fut)
                 try:
-                    result = fut.result()
+                    result: _Outcome = fut.result()
                 except Exception as e:  # noqa: BLE001 - a worker killed mid-shard
-                    failures[label(task)] = e
-                    continue
-                if isinstance(result, _Failure):
-                    failures[label(task)] = result.rebuild()
-                    continue
-                yield result
+                    result = e
+                yield pending.pop(fut), result
 
 
 def ray_init(workers: int = 2, address: str = "") -> bool:
@@ -208,8 +197,7 @@ def _run_ray(
     workers: int,
     address: str,
     label: Callable[[tuple], str],
-    failures: dict[str, BaseException],
-) -> Iterator[dict]:
+) -> Iterator[tuple[tuple, _Outcome]]:
     import ray
 
     ray_init(workers, address)
@@ -225,16 +213,11 @@ def _run_ray(
         while pending:
             finished, _ = ray.wait(list(pending), num_returns=1)
             for ref in finished:
-                task = pending.pop(ref)
                 try:
                     result = ray.get(ref)
                 except ray.exceptions.RayError as e:  # a lost worker or node, after retries
-                    failures[label(task)] = e
-                    continue
-                if isinstance(result, _Failure):
-                    failures[label(task)] = result.rebuild()
-                    continue
-                yield result
+                    result = e
+                yield pending.pop(ref), result
     finally:
         for ref in pending:  # the consumer stopped early: do not leave work running
             ray.cancel(ref)

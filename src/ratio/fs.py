@@ -1,15 +1,10 @@
 """Paths that may live in object storage: ``s3://``, ``gs://``, ``memory://``, ``file://`` or plain.
 
-Ratio's stages are written against local files (readers stream them, DuckDB scans
-them). This module is the seam that lets inputs and per-shard outputs live
-elsewhere without touching that code: an input URL is *staged* to a local
-temporary copy on the worker that reads it, and an output URL is written locally
-first and *published* in one upload, which is atomic on object stores (a killed
-worker never leaves half a shard behind, the same guarantee ``atomic_path`` gives
-on local disk). Plain paths and ``file://`` URLs go straight to the local disk.
-
-Backends are fsspec's: ``s3://`` needs ``pip install s3fs``, ``gs://`` needs
-``gcsfs``; credentials come from the usual environment of those libraries.
+The seam that lets inputs and per-shard outputs live elsewhere while the stages read and
+write local files: an input URL is *staged* to a local copy on the worker that reads it,
+and an output URL is written locally and *published* in one upload, atomic on object
+stores as ``atomic_path`` is on disk. Backends are fsspec's (``s3fs``, ``gcsfs``), with
+those libraries' usual credentials.
 """
 
 from __future__ import annotations
@@ -31,6 +26,8 @@ import pyarrow.parquet as pq
 from ratio.io import InputError, RatioError, atomic_path, with_metadata
 
 _WILDCARDS = "*?["
+# what names an object's version, by backend (s3, gcs, local/memory)
+_VERSION_KEYS = tuple("ETag etag md5Hash crc32c generation LastModified mtime created".split())
 
 
 def is_url(p: str | os.PathLike) -> bool:
@@ -58,10 +55,6 @@ def filesystem(url: str) -> tuple[Any, str]:
         hint = {"s3": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs", "abfs": "adlfs"}
         pkg = hint.get(proto, f"the fsspec backend for {proto}://")
         raise RatioError(f"{url}: reading {proto}:// needs `pip install {pkg}` ({e})") from e
-
-
-def _qualify(fs: Any, path: str) -> str:
-    return fs.unstrip_protocol(path)
 
 
 def join(base: str | os.PathLike, *parts: str) -> str:
@@ -116,9 +109,11 @@ def expand_inputs(inputs: Iterable[str], suffixes: tuple[str, ...]) -> list[str]
             raise InputError(s, None, "no such file or directory", "missing_file")
         for m in matches:
             if fs.isdir(m):
-                found.extend(_qualify(fs, f) for f in sorted(fs.find(m)) if f.endswith(suffixes))
+                found.extend(
+                    fs.unstrip_protocol(f) for f in sorted(fs.find(m)) if f.endswith(suffixes)
+                )
             else:
-                found.append(_qualify(fs, m))
+                found.append(fs.unstrip_protocol(m))
     return found
 
 
@@ -130,20 +125,7 @@ def fingerprint(p: str | os.PathLike) -> dict:
         return {"path": str(lp.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
     fs, path = filesystem(str(p))
     info = fs.info(path)
-    version = {
-        k: str(info[k])
-        for k in (
-            "ETag",
-            "etag",
-            "md5Hash",
-            "crc32c",
-            "generation",
-            "LastModified",
-            "mtime",
-            "created",
-        )
-        if info.get(k) is not None
-    }
+    version = {k: str(info[k]) for k in _VERSION_KEYS if info.get(k) is not None}
     return {"path": str(p), "size": int(info.get("size") or 0), **version}
 
 

@@ -1,16 +1,11 @@
 """Ingest: raw papers -> clean, ordered sentence shards (Parquet).
 
-Three steps, so that the expensive one is a pure function of one shard:
-
-1. ``ingest_shard`` reads one input file, cleans, segments and normalizes its
-   papers and writes ``raw/<shard>.parquet`` and ``papers/<shard>.parquet``; the
-   stage runner (:mod:`ratio.stages`) skips it when its ``raw/<shard>.done.json``
-   marker matches and writes that marker after it (resumable; any executor can run it).
-2. ``find_boilerplate`` looks across the whole corpus for sentences repeated in
-   many papers (checklists, licence and template text) and for sections made
-   mostly of them: detected from the corpus, not from a hand list.
-3. ``finalize_shard`` drops those and writes ``sentences/<shard>.parquet``. Steps 2
-   and 3 are one stage with ``manifest.json``, skipped when no shard changed.
+Three steps, so that the expensive one is a pure function of one shard: each input file
+becomes ``raw/`` and ``papers/`` shards (a resumable ``Shard`` on any executor); the whole
+corpus is scanned for boilerplate, sentences repeated in many papers (checklists, licence
+and template text) and sections made mostly of them, found from the corpus rather than a
+hand list; ``finalize_file`` drops it into ``sentences/``. The last two are one ``Stage``,
+skipped when no shard changed.
 """
 
 from __future__ import annotations
@@ -153,13 +148,9 @@ def ingest_shard(
     name: str | None = None,
     metadata: dict | None = None,
 ) -> dict:
-    """Ingest one input shard, or reuse it when its marker matches; any executor can run it.
-
-    ``path`` and ``out_dir`` may be URLs (``ratio.fs``). Returns a JSON-able summary
-    (``reused`` says which); a bad shard is reported in it (``error``) rather than raised,
-    so other shards' results survive, unless ``strict`` is set. See :func:`_shard` for
-    ``name`` and ``metadata``.
-    """
+    """Ingest one input shard, or reuse it when its marker matches (any executor; paths may
+    be URLs). A bad shard is reported in the summary (``error``), not raised, unless
+    ``strict`` is set; see :func:`_shard` for ``name`` and ``metadata``."""
     return run_shard(_shard(path, fmt, out_dir, IngestConfig(**cfg_dict), name, metadata))
 
 
@@ -171,12 +162,12 @@ def _shard(
     name: str | None = None,
     metadata: dict | None = None,
 ) -> Shard:
-    """The stage-runner piece for one input: its key, outputs and marker (``raw/<name>.done.json``).
+    """The stage-runner piece for one input (marker ``raw/<name>.done.json``).
 
     ``name`` overrides the shard name (a folder read by two readers); ``metadata`` is
-    ``{"path", "digest"}`` of a checked sidecar (``ratio.readers.metadata``) whose rows
-    fill each paper's title, year, date and venue. Paths are joined with ``ratio.fs``
-    (the ``IngestDir`` layout) because the output may be a URL.
+    ``{"path", "digest"}`` of a checked sidecar (``ratio.readers.metadata``) whose rows fill
+    each paper's title, year, date and venue. Paths are joined with ``ratio.fs``, not
+    ``IngestDir``, because the output may be a URL.
     """
     name = name or shard_name(path)
     raw_path = fs.join(out_dir, "raw", f"{name}.parquet")
@@ -319,7 +310,7 @@ def find_boilerplate(layout: IngestDir, cfg: IngestConfig, n_papers: int) -> pa.
     sentences = con.sql("SELECT match, papers FROM bp ORDER BY papers DESC, match").to_arrow_table()
     con.close()
     keys = pc.binary_join_element_wise(sections["paper_id"], sections["section"], "\x1f")
-    table = pa.table(
+    return pa.table(
         {
             "kind": pa.array(["sentence"] * sentences.num_rows + ["section"] * sections.num_rows),
             "key": pa.concat_arrays([sentences["match"].combine_chunks(), keys.combine_chunks()]),
@@ -331,26 +322,6 @@ def find_boilerplate(layout: IngestDir, cfg: IngestConfig, n_papers: int) -> pa.
             ),
         }
     )
-    return table
-
-
-def finalize_shard(
-    raw_path: Path, final_path: Path, bp_sentences: pa.Array, bp_sections: pa.Array
-) -> dict:
-    table = pq.read_table(raw_path)
-    meta = table.schema.metadata
-    is_bp = pc.is_in(table["match"], value_set=bp_sentences)
-    keys = pc.binary_join_element_wise(table["paper_id"], table["section"], "\x1f")
-    in_bp_section = pc.is_in(keys, value_set=bp_sections)
-    drop_section = pc.and_(in_bp_section, pc.invert(is_bp))
-    keep = pc.invert(pc.or_(is_bp, in_bp_section))
-    kept = table.filter(keep).replace_schema_metadata(meta)
-    write_parquet_atomic(final_path, kept)
-    return {
-        "boilerplate_sentence": int(pc.sum(is_bp).as_py() or 0),
-        "boilerplate_section_sentence": int(pc.sum(drop_section).as_py() or 0),
-        "kept": kept.num_rows,
-    }
 
 
 def ingest(
@@ -472,9 +443,9 @@ def ingest(
         stats["metadata"] = metadata_match(out, str(metadata))
         result.errors.extend(stats["metadata"]["messages"])
         stats["errors"] = (stats["errors"] + stats["metadata"]["messages"])[:100]
-    stats["ingest_seconds"] = result.seconds
-    stats["shards"] = result.shards
-    stats["reused_shards"] = result.reused_shards
+    stats.update(
+        ingest_seconds=result.seconds, shards=result.shards, reused_shards=result.reused_shards
+    )
     write_text_atomic(layout.stats, json.dumps(stats, indent=1))
     return result
 
@@ -503,16 +474,10 @@ def metadata_match(out: Path, source: str) -> dict:
     layout = IngestDir(out)
     lookup = metadata_lookup(layout.metadata)
     papers = pq.read_table(layout.papers, columns=["paper_id"])["paper_id"].to_pylist()
-    used: set[str] = set()
-    without: list[str] = []
-    for pid in papers:
-        row = row_for(pid, lookup)
-        if row is None:
-            without.append(pid)
-        else:
-            used.add(row["id"])
-    unused = [r for rid, r in lookup.items() if rid not in used]
-    unused.sort(key=lambda r: r["line"])
+    rows = [row_for(pid, lookup) for pid in papers]
+    without = [pid for pid, row in zip(papers, rows, strict=True) if row is None]
+    used = {row["id"] for row in rows if row is not None}
+    unused = sorted((r for rid, r in lookup.items() if rid not in used), key=lambda r: r["line"])
     messages = [f"{source}:{r['line']}: id {r['id']!r} matches no paper" for r in unused[:20]] + [
         f"paper {pid!r} has no row in {source}" for pid in without[:20]
     ]
@@ -529,9 +494,20 @@ def metadata_match(out: Path, source: str) -> dict:
 def finalize_file(raw_path: str, final_path: str, bp_path: str) -> dict:
     """Per-shard step of the finalize pass (any executor): drop the corpus's boilerplate."""
     bp = pq.read_table(bp_path)
-    bp_sent = pc.filter(bp["key"], pc.equal(bp["kind"], "sentence")).combine_chunks()
-    bp_sec = pc.filter(bp["key"], pc.equal(bp["kind"], "section")).combine_chunks()
-    return finalize_shard(Path(raw_path), Path(final_path), bp_sent, bp_sec)
+    bp_sentences = pc.filter(bp["key"], pc.equal(bp["kind"], "sentence")).combine_chunks()
+    bp_sections = pc.filter(bp["key"], pc.equal(bp["kind"], "section")).combine_chunks()
+    table = pq.read_table(raw_path)
+    is_bp = pc.is_in(table["match"], value_set=bp_sentences)
+    keys = pc.binary_join_element_wise(table["paper_id"], table["section"], "\x1f")
+    in_bp_section = pc.is_in(keys, value_set=bp_sections)
+    drop_section = pc.and_(in_bp_section, pc.invert(is_bp))
+    kept = table.filter(pc.invert(pc.or_(is_bp, in_bp_section)))
+    write_parquet_atomic(final_path, kept.replace_schema_metadata(table.schema.metadata))
+    return {
+        "boilerplate_sentence": int(pc.sum(is_bp).as_py() or 0),
+        "boilerplate_section_sentence": int(pc.sum(drop_section).as_py() or 0),
+        "kept": kept.num_rows,
+    }
 
 
 def _finalize(

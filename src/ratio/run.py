@@ -1,16 +1,10 @@
 """The run directory: where every file of a run lives, the ids in it, and the benchmark reader.
 
-Everything one configured run writes sits under ``<build.out>`` (docs/architecture.md,
-"Run directory layout"). This module is the only place that knows that layout: code asks
-a :class:`RunDir` for a path instead of joining strings onto ``build.out``, so a file is
-named once and a reader cannot drift from its writer. Modelled on ir_datasets, where one
-object owns both where a dataset's files are and how to read them: the benchmark tables
-are read here too (:meth:`BenchmarkDir.load`).
-
-The ids are content hashes, so the same text gets the same id in every split and every
-run; :func:`candidate_id` and :func:`query_id` are the one definition, and the DuckDB
-expressions the split stage uses (:func:`candidate_id_sql`, :func:`query_id_sql`) are
-written beside them so the two cannot diverge.
+This module is the only place that knows the layout under ``<build.out>``
+(docs/architecture.md, "Run directory layout"): code asks a :class:`RunDir` for a path, so a
+file is named once and a reader cannot drift from its writer. As in ir_datasets, the object
+that knows where the benchmark tables are also reads them (:meth:`BenchmarkDir.load`). The
+ids are content hashes; their DuckDB forms sit beside them so the two cannot diverge.
 """
 
 from __future__ import annotations
@@ -19,6 +13,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, overload
 
 import numpy as np
 import pyarrow as pa
@@ -194,40 +189,32 @@ class Benchmark:
 # ------------------------------------------------------------------ folders
 
 
+class _Path:
+    """A fixed file or folder of a layout, ``root / parts``: each is named once, below."""
+
+    def __init__(self, *parts: str) -> None:
+        self.parts = parts
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> _Path: ...
+    @overload
+    def __get__(self, obj: object, owner: type) -> Path: ...
+    def __get__(self, obj: Any, owner: type) -> Path | _Path:
+        return self if obj is None else obj.root.joinpath(*self.parts)
+
+
 @dataclass(frozen=True)
 class IngestDir:
     """``ingest/`` (or ``ratio ingest --out``): papers, raw and final sentences, stats."""
 
     root: Path
-
-    @property
-    def papers(self) -> Path:
-        return self.root / "papers"
-
-    @property
-    def raw(self) -> Path:
-        return self.root / "raw"
-
-    @property
-    def sentences(self) -> Path:
-        return self.root / "sentences"
-
-    @property
-    def boilerplate(self) -> Path:
-        return self.root / "boilerplate.parquet"
-
-    @property
-    def stats(self) -> Path:
-        return self.root / "stats.json"
-
-    @property
-    def metadata(self) -> Path:
-        """The checked metadata sidecar (``--metadata`` / ``[corpus] metadata``)."""
-        return self.root / "metadata.parquet"
-
-    @property
-    def manifest(self) -> Path:
-        return self.root / MANIFEST
+    papers = _Path("papers")
+    raw = _Path("raw")
+    sentences = _Path("sentences")
+    boilerplate = _Path("boilerplate.parquet")
+    stats = _Path("stats.json")
+    metadata = _Path("metadata.parquet")  # the checked sidecar (--metadata / [corpus] metadata)
+    manifest = _Path(MANIFEST)
 
     def paper_shard(self, shard: str) -> Path:
         return self.papers / f"{shard}.parquet"
@@ -253,36 +240,16 @@ class SplitDir:
     """``benchmark/<split>/``: the three tables (and, for silver, the judged sample)."""
 
     root: Path
+    queries = _Path("queries.parquet")
+    candidates = _Path("candidates.parquet")
+    qrels = _Path("qrels.parquet")
+    held_queries = _Path(HELD_QUERIES)
+    judgments = _Path("judgments.parquet")  # silver only: every judgment that decided it
+    sample = _Path("sample.parquet")  # silver only: the stratified sample that was judged
 
     @property
     def name(self) -> str:
         return self.root.name
-
-    @property
-    def queries(self) -> Path:
-        return self.root / "queries.parquet"
-
-    @property
-    def candidates(self) -> Path:
-        return self.root / "candidates.parquet"
-
-    @property
-    def qrels(self) -> Path:
-        return self.root / "qrels.parquet"
-
-    @property
-    def held_queries(self) -> Path:
-        return self.root / HELD_QUERIES
-
-    @property
-    def judgments(self) -> Path:
-        """Silver only: every judgment that decided it."""
-        return self.root / "judgments.parquet"
-
-    @property
-    def sample(self) -> Path:
-        """Silver only: the stratified sample that was judged."""
-        return self.root / "sample.parquet"
 
     def table(self, name: str) -> Path:
         return self.root / f"{name}.parquet"
@@ -296,15 +263,8 @@ class BenchmarkDir:
     """``benchmark/``: one folder per split, the partitioned datasets and the manifest."""
 
     root: Path
-
-    @property
-    def manifest(self) -> Path:
-        return self.root / MANIFEST
-
-    @property
-    def dataset(self) -> Path:
-        """The same tables as partitioned Parquet datasets (split/relation/origin)."""
-        return self.root / "dataset"
+    manifest = _Path(MANIFEST)
+    dataset = _Path("dataset")  # the same tables as partitioned Parquet (split/relation/origin)
 
     def split(self, name: str) -> SplitDir:
         return SplitDir(self.root / name)
@@ -330,22 +290,13 @@ class ServePoolDir:
     """``serve/<pool>/`` (or ``--index-dir``): the memory-mapped pool file and its indexes."""
 
     root: Path
-
-    @property
-    def pool_file(self) -> Path:
-        return self.root / "pool.arrow"
-
-    @property
-    def meta(self) -> Path:
-        return self.root / "pool.json"
+    pool_file = _Path("pool.arrow")
+    meta = _Path("pool.json")
+    retrievers = _Path("retrievers")
 
     def array(self, name: str) -> Path:
         """A NumPy side array of the pool (``sorted_ids``, ``order``, ``years``, ...)."""
         return self.root / f"{name}.npy"
-
-    @property
-    def retrievers(self) -> Path:
-        return self.root / "retrievers"
 
 
 UNIFIED = "unified"  # the unified relation-conditioned model's target, beside the relations
@@ -382,6 +333,9 @@ class JudgeDir:
 
     root: Path
     cache_file: Path | None = None  # [judge] cache, when set
+    calibration = _Path("calibration")
+    lexicon = _Path("lexicon")
+    annotate = _Path("annotate")
 
     @property
     def cache(self) -> Path:
@@ -393,18 +347,6 @@ class JudgeDir:
 
     def pairwise(self, relation: str) -> Path:
         return self.root / "pairwise" / relation
-
-    @property
-    def calibration(self) -> Path:
-        return self.root / "calibration"
-
-    @property
-    def lexicon(self) -> Path:
-        return self.root / "lexicon"
-
-    @property
-    def annotate(self) -> Path:
-        return self.root / "annotate"
 
 
 @dataclass(frozen=True)
@@ -423,6 +365,21 @@ class RunDir:
     judge_out: Path | None = None
     judge_cache: Path | None = None
     eval_out: Path | None = None
+    # build stages
+    mine = _Path("mine")
+    mine_fingerprints = _Path(
+        "mine", "_fingerprints.json"
+    )  # shard sha256s, memoized on (size, mtime)
+    dedup = _Path("dedup")
+    dedup_pairs = _Path("dedup", "pairs.parquet")
+    export_beir = _Path(
+        "export", "beir"
+    )  # <split>/<relation>/{corpus,queries}.jsonl, qrels/<split>.tsv
+    reports = _Path("reports")
+    # evaluation, training, serving
+    embeddings = _Path("embeddings")  # the embedding cache shared by evaluate, train compare, serve
+    indexes = _Path("indexes")
+    serve = _Path("serve")
 
     @classmethod
     def of(cls, config: RunConfig) -> RunDir:
@@ -440,8 +397,6 @@ class RunDir:
             eval_out=opt(config.evaluate.out),
         )
 
-    # ---- build stages
-
     def stage_dir(self, stage: str) -> Path:
         """The folder a build stage writes (:data:`STAGE_DIRS`)."""
         return self.root / STAGE_DIRS[stage]
@@ -454,10 +409,6 @@ class RunDir:
     def ingest(self) -> IngestDir:
         return IngestDir(self.root / "ingest")
 
-    @property
-    def mine(self) -> Path:
-        return self.root / "mine"
-
     def mine_shard(self, shard: str) -> Path:
         """Mined pairs incl. distractor candidates of one sentence shard (schemas.PAIRS)."""
         return self.mine / f"{shard}.parquet"
@@ -466,41 +417,8 @@ class RunDir:
         return done_marker(self.mine, shard)
 
     @property
-    def mine_fingerprints(self) -> Path:
-        """Content hashes of the sentence shards, memoized on (size, mtime)."""
-        return self.mine / "_fingerprints.json"
-
-    @property
-    def dedup(self) -> Path:
-        return self.root / "dedup"
-
-    @property
-    def dedup_pairs(self) -> Path:
-        return self.dedup / "pairs.parquet"
-
-    @property
     def benchmark(self) -> BenchmarkDir:
         return BenchmarkDir(self.root / "benchmark")
-
-    @property
-    def export_beir(self) -> Path:
-        """``export/beir/<split>/<relation>/{corpus.jsonl,queries.jsonl,qrels/<split>.tsv}``."""
-        return self.root / "export" / "beir"
-
-    @property
-    def reports(self) -> Path:
-        return self.root / "reports"
-
-    # ---- evaluation, training, serving, judging
-
-    @property
-    def embeddings(self) -> Path:
-        """The on-disk embedding cache shared by evaluate, train compare and serve."""
-        return self.root / "embeddings"
-
-    @property
-    def indexes(self) -> Path:
-        return self.root / "indexes"
 
     def index(self, system: str, pool: str) -> Path:
         """A persisted retriever index: ``indexes/<system slug>/<pool key>``."""
@@ -519,10 +437,6 @@ class RunDir:
     def trained(self) -> ModelsDir:
         """Where training writes: ``[train] out``, else ``models/<base model>-<prefix>``."""
         return ModelsDir(self.train_out or self.root / "models" / self.train_name)
-
-    @property
-    def serve(self) -> Path:
-        return self.root / "serve"
 
     def serve_pool(self, key: str) -> ServePoolDir:
         return ServePoolDir(self.serve / key)

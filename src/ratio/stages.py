@@ -1,33 +1,12 @@
 """The stage runner: skip what is up to date, run the rest, record that it finished.
 
-A stage declares what its output depends on (its *key*: a logic version, the config
-fields it reads, the keys of its inputs), the files it makes, and a function that makes
-them. This module alone decides whether to run it and records that it did, the way
-datatrove's executor, not its pipeline steps, owns completion markers and skipping: a
-step only transforms data.
-
-The rules, the same for every stage:
-
-- **Up to date** means the recorded key equals the current one and every output exists.
-  The code version is recorded but is not part of the key: a commit that touches
-  nothing in a stage must not redo hours of work, so each stage carries a version
-  constant that is bumped when its output for the same input changes.
-- **Before running**, the old record is removed (a run killed half-way is never taken
-  for finished), then anything the stage rewrites whole (``clean``) and the temporary
-  files a killed run left in its output folders.
-- **The record is written last**, atomically, after every output is in place (steps write
-  each file through ``ratio.io`` / ``ratio.fs`` atomic writes).
-
-Two shapes of stage:
-
-- :class:`Stage`, one output set with one manifest (``<folder>/manifest.json``): dedup,
-  split, export, reports, ingest's corpus-wide step, a serving pool or an index.
-  :func:`run_stage` runs it in this process.
-- :class:`Shard`, one of many independent pieces, each with a ``<name>.done.json``
-  marker (ingest and mine, one per input shard). :func:`run_sharded` runs the pieces
-  that are not done on any executor of :mod:`ratio.executors` (a process pool or Ray);
-  the marker is written by the worker that made the output, so a killed run resumes
-  with exactly the shards it had not finished.
+A stage declares its *key* (what its output depends on), its outputs and a function that
+makes them; this module alone decides whether it runs and records that it did, as
+datatrove's executor, not its steps, owns markers and skipping. The rules (up to date =
+same key and every output exists; the code version is recorded, not keyed; the record is
+removed first and written last) are in docs/architecture.md, "The stage runner".
+:class:`Stage` has one manifest and runs in-process (:func:`run_stage`); :class:`Shard` is
+one of many pieces with its own marker, run on any executor (:func:`run_sharded`).
 """
 
 from __future__ import annotations
@@ -80,9 +59,7 @@ class Stage:
     """A stage with one manifest for all its outputs (files or folders).
 
     ``run`` makes ``outputs`` and returns the fields recorded in the manifest beside the
-    key (counts the next run reports without recomputing, or what a reader of the
-    output needs). ``detail`` names the manifest field reported as
-    :attr:`StageResult.detail`. Used outside the build too, e.g. for a serving pool::
+    key; ``detail`` names the one reported as :attr:`StageResult.detail`. E.g.::
 
         stage = Stage("pool", pool_dir / "manifest.json", key={"inputs": signature},
                       outputs=[pool_dir / "pool.arrow"], run=lambda: write_pool(pool_dir))
@@ -142,10 +119,9 @@ def run_stage(stage: Stage) -> tuple[StageResult, dict]:
 class Shard:
     """One independent piece of a sharded stage: ``step(*args)`` makes ``outputs``.
 
-    ``step`` is a top-level function (it is pickled to process-pool and Ray workers)
-    returning a small JSON-able summary; the marker records it with ``shard``, ``key``,
-    ``seconds`` and ``code_version``. Paths may be URLs (``ratio.fs``). A shard without a
-    ``marker`` is always run: a per-shard pass inside a stage whose manifest covers it.
+    ``step`` is a top-level function (it is pickled to the workers) returning a small
+    JSON-able summary, which the marker records. Paths may be URLs (``ratio.fs``). A shard
+    without a ``marker`` always runs: a per-shard pass covered by its stage's manifest.
     """
 
     name: str
@@ -189,14 +165,9 @@ def run_sharded(
     progress: bool | None = None,
     postfix: Callable[[list[dict]], dict] | None = None,
 ) -> list[dict]:
-    """Every shard's summary, in ``shards`` order: finished ones reused, the rest run.
-
-    The work runs on ``executor`` (:func:`ratio.executors.run_shards`): a failing shard
-    does not stop the others, whose outputs and markers are kept, and the failures are
-    raised together at the end. ``progress`` shows a bar named ``desc`` that counts
-    every shard, reused ones at once; ``postfix`` turns the summaries so far into the
-    bar's postfix.
-    """
+    """Every shard's summary, in ``shards`` order: finished ones reused, the rest run on
+    ``executor`` (:func:`ratio.executors.run_shards`). The progress bar counts reused shards
+    at once; ``postfix`` turns the summaries so far into its postfix."""
     summaries: dict[str, dict] = {}
     todo: list[Shard] = []
     for s in shards:

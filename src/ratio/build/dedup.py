@@ -13,9 +13,11 @@ DuckDB does the work out of core, so the same code serves a toy run and 366M pai
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import duckdb
@@ -31,6 +33,15 @@ from ratio.records import RELATIONS
 _COLS = ", ".join(schemas.PAIRS.names)
 _REL_LIST = ", ".join(f"'{r}'" for r in RELATIONS)
 ORDER = "_eff NULLS LAST, paper_id, paragraph_idx, sentence_idx, marker, gold"
+STATS = (  # the counts a dedup returns
+    "input_pairs",
+    "input_distractors",
+    "pairs",
+    "distractors",
+    "duplicate_pairs",
+    "duplicate_distractors",
+    "distractors_equal_to_a_gold",
+)
 
 
 def effective_date_sql(date_col: str = "date", year_col: str = "year") -> str:
@@ -58,6 +69,16 @@ def connect(
         Path(spill_dir).mkdir(parents=True, exist_ok=True)
         con.execute(f"SET temp_directory = '{spill_dir}'")
     return con
+
+
+@contextlib.contextmanager
+def spilling(threads: int | None, spill_dir: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """:func:`connect`, closed and its spill folder removed on exit."""
+    try:
+        with connect(threads, spill_dir) as con:
+            yield con
+    finally:
+        shutil.rmtree(spill_dir, ignore_errors=True)
 
 
 def _source_sql(
@@ -132,14 +153,8 @@ def dedup_files(
     threads: int | None = None,
 ) -> dict[str, int]:
     """Deduplicate mined shard files into one Parquet file (out of core); returns counts."""
-    spill = Path(out_path).parent / ".duckdb-tmp"
-    con = connect(threads, spill)
-    try:
-        stats = _copy_deduped(con, inputs, out_path, kv(metadata))
-    finally:
-        con.close()
-        shutil.rmtree(spill, ignore_errors=True)
-    return stats
+    with spilling(threads, Path(out_path).parent / ".duckdb-tmp") as con:
+        return _copy_deduped(con, inputs, out_path, kv(metadata))
 
 
 def _copy_deduped(
@@ -152,18 +167,16 @@ def _copy_deduped(
     src = _source_sql(con, inputs)
     with atomic_path(out_path) as tmp:
         con.execute(
-            f"COPY ({dedup_sql(src)}) TO '{_q(tmp)}' (FORMAT parquet, COMPRESSION zstd{options})"
+            f"COPY ({dedup_sql(src)}) TO '{quote(tmp)}' (FORMAT parquet, COMPRESSION zstd{options})"
         )
-        return _stats(con, src, f"read_parquet('{_q(tmp)}')")
+        return _stats(con, src, f"read_parquet('{quote(tmp)}')")
 
 
 def kv(metadata: dict[str, str] | None) -> str:
     """DuckDB ``KV_METADATA`` clause for a COPY statement (provenance stamp)."""
     if not metadata:
         return ""
-    items = ", ".join(
-        f"'{k}': '{str(v).replace(chr(39), chr(39) * 2)}'" for k, v in metadata.items()
-    )
+    items = ", ".join(f"'{k}': '{quote(v)}'" for k, v in metadata.items())
     return f", KV_METADATA {{{items}}}"
 
 
@@ -183,14 +196,11 @@ def partition_shard(src: str, shuffle_dir: str, parts: int) -> dict:
     (unlike Python's salted ``hash``).
     """
     name = Path(src).stem
-    con = connect(1)
-    try:
+    with connect(1) as con:
         t = con.sql(
             f"SELECT *, CAST(hash(gold_match) % {int(parts)} AS INTEGER) AS _part "
-            f"FROM read_parquet('{_q(src)}')"
+            f"FROM read_parquet('{quote(src)}')"
         ).to_arrow_table()
-    finally:
-        con.close()
     counts: dict[str, int] = {}
     for k in sorted(set(t["_part"].to_pylist())):
         rows = t.filter(pc.equal(t["_part"], k)).drop_columns(["_part"]).cast(schemas.PAIRS)
@@ -204,12 +214,8 @@ def partition_shard(src: str, shuffle_dir: str, parts: int) -> dict:
 def dedup_partition(part_dir: str, out_path: str) -> dict:
     """Reduce task: deduplicate one bucket into ``out_path``; returns its counts."""
     files = sorted(str(p) for p in Path(part_dir).glob("*.parquet"))
-    con = connect(1)
-    try:
-        stats = _copy_deduped(con, files, out_path)
-    finally:
-        con.close()
-    return {"shard": Path(part_dir).name, **stats}
+    with connect(1) as con:
+        return {"shard": Path(part_dir).name, **_copy_deduped(con, files, out_path)}
 
 
 def dedup_partitioned(
@@ -237,41 +243,25 @@ def dedup_partitioned(
             pass
         dirs = sorted(shuffle.glob("part=*"), key=lambda d: int(d.name.split("=")[1]))
         reduces = [(str(d), str(part_out / f"{d.name}.parquet")) for d in dirs]
-        stats: dict[str, int] = {}
+        stats: Counter = Counter()
         for s in run_shards(dedup_partition, reduces, executor, workers, address):
-            for k, v in s.items():
-                if k != "shard":
-                    stats[k] = stats.get(k, 0) + v
-        files = [r[1] for r in reduces]
-        spill = out.parent / ".duckdb-tmp"
-        con = connect(threads, spill)
-        try:
-            src = _source_sql(con, files)
+            stats.update({k: v for k, v in s.items() if k != "shard"})
+        with spilling(threads, out.parent / ".duckdb-tmp") as con:
+            src = _source_sql(con, [r[1] for r in reduces])
             sql = (
                 f"SELECT {_COLS} FROM (SELECT *, {effective_date_sql()} AS _eff FROM {src}) "
                 f"ORDER BY {ORDER}"
             )
             with atomic_path(out) as tmp:
                 con.execute(
-                    f"COPY ({sql}) TO '{_q(tmp)}' (FORMAT parquet, COMPRESSION zstd{kv(metadata)})"
+                    f"COPY ({sql}) TO '{quote(tmp)}' (FORMAT parquet, COMPRESSION zstd{kv(metadata)})"
                 )
-        finally:
-            con.close()
-            shutil.rmtree(spill, ignore_errors=True)
     finally:
         for d in (shuffle, part_out):
             shutil.rmtree(d, ignore_errors=True)
-    keys = (
-        "input_pairs",
-        "input_distractors",
-        "pairs",
-        "distractors",
-        "duplicate_pairs",
-        "duplicate_distractors",
-        "distractors_equal_to_a_gold",
-    )
-    return {k: stats.get(k, 0) for k in keys}
+    return {k: stats[k] for k in STATS}
 
 
-def _q(path: str | os.PathLike) -> str:
-    return str(path).replace("'", "''")
+def quote(value: object) -> str:
+    """``value`` inside a single-quoted SQL string literal."""
+    return str(value).replace("'", "''")

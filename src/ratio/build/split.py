@@ -1,34 +1,22 @@
 """Temporal split, shared candidate pools, qrels and the leakage check (paper §4.2, App. B.2).
 
-Boundaries come from ``[split]``: a row goes to ``train`` when its date is on or
-before ``train_end``, to ``validation`` when after that and on or before
-``validation_end``, to ``test`` when after that and on or before ``test_end``; later
-or undated rows are left out (and counted). A boundary is a year (``2024`` means
-``2024-12-31``), a month (``2024-09`` means its last day) or an ISO date.
+A row goes to ``train`` when its date is on or before ``[split] train_end``, to
+``validation`` up to ``validation_end``, to ``test`` up to ``test_end``; later or undated
+rows are left out (and counted). A boundary is a year (its last day), a month (its last
+day) or an ISO date. A paper known only by year or month is placed on the *last* day it can
+have, so it is never put in an earlier split than its true date allows: this errs against
+train→test contamination (with year-only data, pick year boundaries).
 
-A paper's date is its ISO ``date`` when known. A paper known only by year (the
-NeurIPS corpus) is placed on the *last* day of that year, and a year-month on the
-month's last day: the latest date it can have. So a paper is never put in an earlier
-split than its true date allows, which errs against train→test contamination; with
-year-only data, pick year boundaries (``train_end = "2023"``).
+Each split gets queries (one per relation pair), one candidate pool shared by all relations
+(every gold and distractor, one row per distinct match form) and qrels; ids are the content
+hashes of :mod:`ratio.run`. Leakage: validation or test text (query or candidate, by match
+form) that occurs in an earlier split is dropped and counted, and the check is re-run on
+the output, which must report zero.
 
-Each split gets queries (one per relation pair), one candidate pool shared by all
-relations (every gold plus every distractor, one row per distinct match form) and
-qrels. IDs are content hashes, computed by DuckDB with the expressions
-:mod:`ratio.run` writes beside :func:`ratio.run.candidate_id`/:func:`ratio.run.query_id`.
-
-Leakage: no validation or test text (query or candidate, by match form) may occur
-in an earlier split. Offending rows are dropped from the later split, counted, and
-the check is re-run on the output, which must then report zero.
-
-Undated corpora: a temporal split of papers without a year or date is refused with an
-error that names the two ways out, dates from a metadata sidecar or ``[split] mode =
-"random"``. The random split assigns each *paper* (so no paper spans two splits) by a
-seeded hash of its id: ``u = int(sha1(f"{seed}:{paper_id}")[:13], 16) / 16**13``, train
-when ``u < train_fraction``, validation when below ``train_fraction +
-validation_fraction``, else test (:func:`random_split`). Text leakage is still removed as
-above, but nothing keeps later work out of the training split: the build report says that
-temporal leakage control is off.
+An undated corpus is refused for a temporal split, naming the two ways out: dates from a
+metadata sidecar, or ``[split] mode = "random"``, which assigns each *paper* (so no paper
+spans two splits) by a seeded hash of its id (:func:`random_split`). Text leakage is still
+removed, but nothing keeps later work out of train: the build report says so.
 """
 
 from __future__ import annotations
@@ -49,7 +37,7 @@ import pyarrow.parquet as pq
 
 from ratio import schemas
 from ratio.build._text import match_form
-from ratio.build.dedup import _source_sql, connect, effective_date_sql, kv
+from ratio.build.dedup import _source_sql, connect, effective_date_sql, kv, quote
 from ratio.config import ConfigError, SplitConfig
 from ratio.io import RatioError, atomic_path
 from ratio.records import RELATIONS
@@ -84,16 +72,12 @@ def boundaries(cfg: SplitConfig) -> dict[str, dt.date]:
         "validation": parse_boundary(cfg.validation_end, "validation_end"),
         "test": parse_boundary(cfg.test_end, "test_end"),
     }
-    if not b["train"] < b["validation"]:
-        raise ConfigError(
-            f"[split] train_end ({cfg.train_end}) must be before validation_end ({cfg.validation_end}): "
-            "the ranges would overlap or validation would be empty"
-        )
-    if not b["validation"] < b["test"]:
-        raise ConfigError(
-            f"[split] validation_end ({cfg.validation_end}) must be before test_end ({cfg.test_end}): "
-            "the ranges would overlap or test would be empty"
-        )
+    for early, late in (("train", "validation"), ("validation", "test")):
+        if not b[early] < b[late]:
+            raise ConfigError(
+                f"[split] {early}_end ({getattr(cfg, f'{early}_end')}) must be before {late}_end "
+                f"({getattr(cfg, f'{late}_end')}): the ranges would overlap or {late} would be empty"
+            )
     return b
 
 
@@ -170,15 +154,10 @@ class SplitResult:
     random: dict | None = None  # mode = "random": seed and fractions (None: temporal)
 
     def to_dict(self) -> dict:
-        d = {
-            "boundaries": self.boundaries,
-            "counts": self.counts,
-            "excluded": self.excluded,
-            "leakage_dropped": self.leakage_dropped,
-            "final_leakage": self.final_leakage,
-        }
-        if self.random is not None:
-            d["random"] = self.random
+        d = dataclasses.asdict(self)
+        del d["out_dir"]
+        if self.random is None:
+            del d["random"]
         return d
 
 
@@ -244,11 +223,10 @@ def _split(
             "train_fraction": cfg.train_fraction,
             "validation_fraction": cfg.validation_fraction,
         }
-    else:
+    else:  # a random split places every row; a temporal one leaves some out
         total, dated = con.execute("SELECT count(*), count(_eff) FROM p").fetchone()
         if total and not dated:
             raise undated_error(f"none of the {total:,} mined rows")
-    if cfg.mode == "temporal":  # a random split places every row
         result.excluded = {
             "no_date": con.execute("SELECT count(*) FROM p WHERE _eff IS NULL").fetchone()[0],
             "after_test_end": con.execute(
@@ -257,22 +235,16 @@ def _split(
         }
     # Texts of earlier splits, growing as each split is finalized.
     con.execute("CREATE TEMP TABLE seen (m VARCHAR)")
+    kinds = "SELECT count(*) FILTER (WHERE is_pair), count(*) FILTER (WHERE NOT is_pair) FROM p"
     for name in SPLITS:
-        before = con.execute(
-            "SELECT count(*) FILTER (WHERE is_pair), count(*) FILTER (WHERE NOT is_pair) FROM p WHERE split = ?",
-            [name],
-        ).fetchone()
         if name != "train":
+            before = con.execute(f"{kinds} WHERE split = ?", [name]).fetchone()
             con.execute(
                 """DELETE FROM p WHERE split = ? AND (
                     gold_match IN (SELECT m FROM seen) OR (is_pair AND query_match IN (SELECT m FROM seen)))""",
                 [name],
             )
-        after = con.execute(
-            "SELECT count(*) FILTER (WHERE is_pair), count(*) FILTER (WHERE NOT is_pair) FROM p WHERE split = ?",
-            [name],
-        ).fetchone()
-        if name != "train":
+            after = con.execute(f"{kinds} WHERE split = ?", [name]).fetchone()
             result.leakage_dropped[name] = {
                 "pairs": before[0] - after[0],
                 "distractors": before[1] - after[1],
@@ -291,8 +263,7 @@ def _split(
     for name in SPLITS:
         d = BenchmarkDir(out).split(name)
         d.root.mkdir(parents=True, exist_ok=True)
-        meta = dict(metadata or {})
-        meta["ratio.split"] = name
+        meta = {**(metadata or {}), "ratio.split": name}
         # needs_validation markers reach the test queries only through the silver set
         not_held = " AND marker NOT IN (SELECT marker FROM hold)" if name == "test" else ""
         _copy(con, _queries_sql(name, not_held), d.queries, meta)
@@ -415,27 +386,19 @@ def write_datasets(
     try:
         for table, col in DATASET_PARTITIONS.items():
             for name in SPLITS:
-                src = bench.split(name).table(table).as_posix().replace("'", "''")
-                values = (
-                    [
-                        r[0]
-                        for r in con.execute(
-                            f"SELECT DISTINCT {col} FROM read_parquet('{src}') ORDER BY 1"
-                        ).fetchall()
-                    ]
-                    if col
-                    else [None]
-                )
+                src = quote(bench.split(name).table(table))
+                meta = {**(metadata or {}), "ratio.split": name}
+                values = [None]
+                if col:
+                    sql = f"SELECT DISTINCT {col} FROM read_parquet('{src}') ORDER BY 1"
+                    values = [r[0] for r in con.execute(sql).fetchall()]
                 for v in values:
                     d = tmp_root / table / f"split={name}"
-                    where = ""
+                    where = exclude = ""
                     if col:
                         d = d / f"{col}={v}"
-                        where = f"WHERE {col} = '{str(v).replace(chr(39), chr(39) * 2)}'"
+                        where, exclude = f"WHERE {col} = '{quote(v)}'", f" EXCLUDE ({col})"
                     d.mkdir(parents=True, exist_ok=True)
-                    meta = dict(metadata or {})
-                    meta["ratio.split"] = name
-                    exclude = f" EXCLUDE ({col})" if col else ""
                     con.execute(
                         f"COPY (SELECT *{exclude} FROM read_parquet('{src}') {where} "
                         f"ORDER BY {DATASET_ORDER[table]}) TO '{d / 'part-0.parquet'}' "
