@@ -22,17 +22,13 @@ import pyarrow.parquet as pq
 
 from ratio import fs, schemas
 from ratio.config import IngestConfig
+from ratio.ingest_stats import corpus_stats, metadata_match
+from ratio.ingest_stats import stats_markdown as stats_markdown  # the CLI's import path
 from ratio.io import InputError, RatioError, write_parquet_atomic, write_text_atomic
 from ratio.provenance import stamp
 from ratio.readers import DropReport, get_reader, list_inputs
 from ratio.readers.detect import detect_inputs
-from ratio.readers.metadata import (
-    apply_metadata,
-    load_metadata,
-    metadata_lookup,
-    row_for,
-    write_metadata,
-)
+from ratio.readers.metadata import apply_metadata, load_metadata, metadata_lookup, write_metadata
 from ratio.records import Paper
 from ratio.run import DONE_SUFFIX, IngestDir
 from ratio.stages import Shard, Stage, remove_stale, run_shard, run_sharded, run_stage
@@ -62,10 +58,7 @@ class IngestResult:
 
 def shard_name(path: str | Path) -> str:
     name = fs.name(path)
-    for suf in _SUFFIXES:
-        if name.endswith(suf):
-            return name[: -len(suf)]
-    return name
+    return name.removesuffix(next((suf for suf in _SUFFIXES if name.endswith(suf)), ""))
 
 
 def _ingest_key(cfg: IngestConfig) -> dict:
@@ -74,16 +67,11 @@ def _ingest_key(cfg: IngestConfig) -> dict:
 
 
 class _TextPipeline:
-    """Paragraph -> sentence rows; holds the compiled text tools of one worker."""
+    """Paragraph -> sentence rows; holds the segmenter of one worker (loaded once)."""
 
     def __init__(self, cfg: IngestConfig):
         self.cfg = cfg
-        self.clean_inline = clean.clean_inline
         self.segment = segment.get_segmenter(cfg.segmenter)
-        self.match_form = normalize.match_form
-        self.strip_noise = normalize.strip_noise
-        self.is_noise = normalize.is_noise
-        self.categorize = sections.categorize
 
     def paper_rows(self, paper: Paper, cols: dict[str, list], drops: Counter) -> tuple[int, int]:
         """Append the paper's sentences to ``cols``; return (paragraphs, sentences)."""
@@ -96,15 +84,15 @@ class _TextPipeline:
                 continue
             category = section.category
             if category == "other" and section.heading:
-                category = self.categorize(section.heading)
-            if section.is_appendix:
-                category = "appendix" if category == "other" else category
+                category = sections.categorize(section.heading)
+            if section.is_appendix and category == "other":
+                category = "appendix"
             math_after = section.math_after
             if len(math_after) != len(section.paragraphs):
                 math_after = [False] * len(section.paragraphs)  # the reader does not know
             for paragraph, led_into_math in zip(section.paragraphs, math_after, strict=True):
                 para_idx += 1
-                text = self.clean_inline(paragraph, paper.markup)
+                text = clean.clean_inline(paragraph, paper.markup)
                 if not text:
                     drops["empty_paragraph"] += 1
                     continue
@@ -112,8 +100,8 @@ class _TextPipeline:
                 sentences = self.segment(text)
                 last = len(sentences) - 1
                 for sent_idx, raw in enumerate(sentences):
-                    sent = self.strip_noise(raw)
-                    if self.is_noise(sent):
+                    sent = normalize.strip_noise(raw)
+                    if normalize.is_noise(sent):
                         drops["noise_sentence"] += 1
                         continue
                     if len(sent) < self.cfg.min_chars:
@@ -129,7 +117,7 @@ class _TextPipeline:
                     cols["paragraph_idx"].append(para_idx)
                     cols["sentence_idx"].append(sent_idx)
                     cols["text"].append(sent)
-                    cols["match"].append(self.match_form(sent))
+                    cols["match"].append(normalize.match_form(sent))
                     # only the paragraph's final sentence is the one the equation followed
                     cols["math_after"].append(led_into_math and sent_idx == last)
                     n_sent += 1
@@ -220,40 +208,39 @@ def _ingest_local(
     n_papers = n_sentences = 0
     error = None
     meta = stamp("ingest", json.dumps(_ingest_key(cfg), sort_keys=True), source=source)
-    with fs.output(raw_path) as tmp:
-        writer = pq.ParquetWriter(tmp, schemas.SENTENCES.with_metadata(meta), compression="zstd")
+    with (
+        fs.output(raw_path) as tmp,
+        pq.ParquetWriter(tmp, schemas.SENTENCES.with_metadata(meta), compression="zstd") as writer,
+    ):
         try:
-            try:
-                for paper in get_reader(fmt).fn(src, report):
-                    if lookup is not None:
-                        apply_metadata(paper, lookup)
-                    n_par, n_sent = pipeline.paper_rows(paper, cols, drops)
-                    if n_sent == 0:
-                        drops["paper_without_sentences"] += 1
-                    n_papers += 1
-                    n_sentences += n_sent
-                    for k, v in (
-                        ("paper_id", paper.id),
-                        ("title", paper.title),
-                        ("year", paper.year),
-                        ("date", paper.date),
-                        ("venue", paper.venue),
-                        ("source", fs.name(source)),
-                        ("n_sections", len(paper.sections)),
-                        ("n_paragraphs", n_par),
-                        ("n_sentences", n_sent),
-                    ):
-                        pcols[k].append(v)
-                    if len(cols["text"]) >= FLUSH_ROWS:
-                        writer.write_table(pa.table(cols, schema=schemas.SENTENCES))
-                        cols = _empty_cols(schemas.SENTENCES)
-            except InputError as e:  # unrecoverable for this file (truncated, unreadable)
-                report.skip(e)  # raises under strict
-                error = str(e)
-            if cols["text"]:
-                writer.write_table(pa.table(cols, schema=schemas.SENTENCES))
-        finally:
-            writer.close()
+            for paper in get_reader(fmt).fn(src, report):
+                if lookup is not None:
+                    apply_metadata(paper, lookup)
+                n_par, n_sent = pipeline.paper_rows(paper, cols, drops)
+                if n_sent == 0:
+                    drops["paper_without_sentences"] += 1
+                n_papers += 1
+                n_sentences += n_sent
+                for k, v in (
+                    ("paper_id", paper.id),
+                    ("title", paper.title),
+                    ("year", paper.year),
+                    ("date", paper.date),
+                    ("venue", paper.venue),
+                    ("source", fs.name(source)),
+                    ("n_sections", len(paper.sections)),
+                    ("n_paragraphs", n_par),
+                    ("n_sentences", n_sent),
+                ):
+                    pcols[k].append(v)
+                if len(cols["text"]) >= FLUSH_ROWS:
+                    writer.write_table(pa.table(cols, schema=schemas.SENTENCES))
+                    cols = _empty_cols(schemas.SENTENCES)
+        except InputError as e:  # unrecoverable for this file (truncated, unreadable)
+            report.skip(e)  # raises under strict
+            error = str(e)
+        if cols["text"]:
+            writer.write_table(pa.table(cols, schema=schemas.SENTENCES))
     fs.write_parquet(papers_path, pa.table(pcols, schema=schemas.PAPERS), meta)
     drops.update(report.counts)
     return {
@@ -284,28 +271,22 @@ def find_boilerplate(layout: IngestDir, cfg: IngestConfig, n_papers: int) -> pa.
     con.execute("SET memory_limit = '512MB'")
     con.execute(f"SET temp_directory = '{layout.root / '.duckdb-tmp'}'")
     con.execute(
-        f"""
-        CREATE TEMP TABLE bph AS
+        f"""CREATE TEMP TABLE bph AS
         SELECT hash(match) AS h FROM read_parquet('{raw_glob}')
-        GROUP BY h HAVING count(DISTINCT hash(paper_id)) >= {threshold}
-        """
+        GROUP BY h HAVING count(DISTINCT hash(paper_id)) >= {threshold}"""
     )
     con.execute(
-        f"""
-        CREATE TEMP TABLE bp AS
+        f"""CREATE TEMP TABLE bp AS
         SELECT match, count(DISTINCT paper_id) AS papers
         FROM read_parquet('{raw_glob}') WHERE hash(match) IN (SELECT h FROM bph)
-        GROUP BY match HAVING count(DISTINCT paper_id) >= {threshold}
-        """
+        GROUP BY match HAVING count(DISTINCT paper_id) >= {threshold}"""
     )
     sections = con.sql(
-        f"""
-        SELECT s.paper_id, s.section, count(*) AS n, count(bp.match) AS n_bp
+        f"""SELECT s.paper_id, s.section, count(*) AS n, count(bp.match) AS n_bp
         FROM read_parquet('{raw_glob}') s LEFT JOIN bp USING (match)
         GROUP BY s.paper_id, s.section
         HAVING count(bp.match) * 2 >= count(*) AND count(bp.match) > 0
-        ORDER BY s.paper_id, s.section
-        """
+        ORDER BY s.paper_id, s.section"""
     ).to_arrow_table()
     sentences = con.sql("SELECT match, papers FROM bp ORDER BY papers DESC, match").to_arrow_table()
     con.close()
@@ -314,11 +295,8 @@ def find_boilerplate(layout: IngestDir, cfg: IngestConfig, n_papers: int) -> pa.
         {
             "kind": pa.array(["sentence"] * sentences.num_rows + ["section"] * sections.num_rows),
             "key": pa.concat_arrays([sentences["match"].combine_chunks(), keys.combine_chunks()]),
-            "papers": pa.concat_arrays(
-                [
-                    sentences["papers"].combine_chunks().cast(pa.int64()),
-                    pa.array([1] * sections.num_rows, pa.int64()),
-                ]
+            "papers": pa.array(
+                sentences["papers"].to_pylist() + [1] * sections.num_rows, pa.int64()
             ),
         }
     )
@@ -375,7 +353,6 @@ def ingest(
             formats[fmt] = len(shards)
         except InputError as e:
             report.skip(e)
-            shards = []
         if not shards:
             raise RatioError(
                 f"no {fmt} input found in {', '.join(map(str, inputs))}"
@@ -468,29 +445,6 @@ def _format_hint(local: list[str], fmt: str) -> str:
     return f"; {det.describe()}: use --format auto (the default) or --format {names[0]}"
 
 
-def metadata_match(out: Path, source: str) -> dict:
-    """How the sidecar's rows met the ingested papers: matches, papers without a row, rows
-    without a paper (each listed by id, the first few)."""
-    layout = IngestDir(out)
-    lookup = metadata_lookup(layout.metadata)
-    papers = pq.read_table(layout.papers, columns=["paper_id"])["paper_id"].to_pylist()
-    rows = [row_for(pid, lookup) for pid in papers]
-    without = [pid for pid, row in zip(papers, rows, strict=True) if row is None]
-    used = {row["id"] for row in rows if row is not None}
-    unused = sorted((r for rid, r in lookup.items() if rid not in used), key=lambda r: r["line"])
-    messages = [f"{source}:{r['line']}: id {r['id']!r} matches no paper" for r in unused[:20]] + [
-        f"paper {pid!r} has no row in {source}" for pid in without[:20]
-    ]
-    return {
-        "file": source,
-        "rows": len(lookup),
-        "papers_matched": len(papers) - len(without),
-        "papers_without_row": len(without),
-        "rows_without_paper": len(unused),
-        "messages": messages,
-    }
-
-
 def finalize_file(raw_path: str, final_path: str, bp_path: str) -> dict:
     """Per-shard step of the finalize pass (any executor): drop the corpus's boilerplate."""
     bp = pq.read_table(bp_path)
@@ -523,20 +477,12 @@ def _finalize(
     ingest manifest (final sentence count and drops)."""
     bp = find_boilerplate(layout, cfg, n_papers)
     write_parquet_atomic(layout.boilerplate, bp, stamp("boilerplate", json.dumps(_ingest_key(cfg))))
-    pieces = [
-        Shard(
-            s["shard"],
-            finalize_file,
-            (
-                str(layout.raw_shard(s["shard"])),
-                str(layout.sentence_shard(s["shard"])),
-                str(layout.boilerplate),
-            ),
-            outputs=(str(layout.sentence_shard(s["shard"])),),
-        )
-        for s in summaries
-        if layout.raw_shard(s["shard"]).exists()
-    ]
+    pieces = []
+    for s in summaries:
+        raw, final = layout.raw_shard(s["shard"]), str(layout.sentence_shard(s["shard"]))
+        if raw.exists():
+            args = (str(raw), final, str(layout.boilerplate))
+            pieces.append(Shard(s["shard"], finalize_file, args, outputs=(final,)))
     # Per shard, so the step that touches every sentence spreads over the cluster too.
     done = run_sharded(
         pieces,
@@ -552,64 +498,3 @@ def _finalize(
     # A final shard from an input that is no longer listed must not leak into later stages.
     remove_stale(layout.sentences, {p.name for p in pieces})
     return {"sentences": sum(f["kept"] for f in done), "finalize_drops": drops}
-
-
-def corpus_stats(
-    out_dir: str | Path, drops: dict | None = None, errors: list | None = None
-) -> dict:
-    """Papers, sentences, per-year and per-section counts of an ingested directory."""
-    import duckdb
-
-    out = Path(out_dir)
-    layout = IngestDir(out)
-    sent_glob = str(layout.sentences / "*.parquet")
-    pap_glob = str(layout.papers / "*.parquet")
-    if not layout.sentence_shards():
-        raise RatioError(f"{out}: no sentence shards found (run `ratio ingest` first)")
-    con = duckdb.connect()
-    n_papers = con.execute(f"SELECT count(*) FROM read_parquet('{pap_glob}')").fetchall()[0][0]
-    n_sent = con.execute(f"SELECT count(*) FROM read_parquet('{sent_glob}')").fetchall()[0][0]
-    per_year = con.execute(
-        f"""
-        SELECT p.year, p.papers, coalesce(s.sentences, 0) FROM
-          (SELECT year, count(*) AS papers FROM read_parquet('{pap_glob}') GROUP BY year) p
-        LEFT JOIN
-          (SELECT year, count(*) AS sentences FROM read_parquet('{sent_glob}') GROUP BY year) s
-        USING (year) ORDER BY p.year
-        """
-    ).fetchall()
-    per_section = con.execute(
-        f"""SELECT section_category, count(*), count(DISTINCT paper_id)
-            FROM read_parquet('{sent_glob}') GROUP BY 1 ORDER BY 2 DESC"""
-    ).fetchall()
-    con.close()
-    if drops is None and layout.stats.exists():
-        old = json.loads(layout.stats.read_text())
-        drops, errors = old.get("drops", {}), old.get("errors", [])
-    return {
-        "papers": n_papers,
-        "sentences": n_sent,
-        "per_year": [{"year": y, "papers": p, "sentences": s} for y, p, s in per_year],
-        "per_section": [{"section": c, "sentences": n, "papers": p} for c, n, p in per_section],
-        "drops": drops or {},
-        "errors": (errors or [])[:100],
-    }
-
-
-def stats_markdown(stats: dict) -> str:
-    lines = [
-        f"Papers: **{stats['papers']:,}** · sentences: **{stats['sentences']:,}**",
-        "",
-        "| year | papers | sentences |",
-        "|---|---:|---:|",
-    ]
-    lines += [f"| {r['year']} | {r['papers']:,} | {r['sentences']:,} |" for r in stats["per_year"]]
-    lines += ["", "| section | sentences | papers |", "|---|---:|---:|"]
-    lines += [
-        f"| {r['section']} | {r['sentences']:,} | {r['papers']:,} |" for r in stats["per_section"]
-    ]
-    lines += ["", "| dropped item (reason) | count |", "|---|---:|"]
-    lines += [f"| {k} | {v:,} |" for k, v in sorted(stats["drops"].items(), key=lambda kv: -kv[1])]
-    if stats.get("errors"):
-        lines += ["", "First input problems:", ""] + [f"- `{e}`" for e in stats["errors"][:20]]
-    return "\n".join(lines) + "\n"

@@ -25,21 +25,17 @@ def code_version() -> str:
     if os.environ.get("RATIO_CODE_VERSION"):
         return os.environ["RATIO_CODE_VERSION"]
     root = Path(__file__).resolve().parents[2]
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
+
+    def git(*args: str, check: bool = True) -> str:
+        run = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=5, check=check
         )
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "src"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-        ).stdout.strip()
-        return f"{__version__}+g{out.stdout.strip()}{'.dirty' if dirty else ''}"
+        return run.stdout.strip()
+
+    try:
+        commit = git("rev-parse", "--short=12", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "src", check=False)
+        return f"{__version__}+g{commit}{'.dirty' if dirty else ''}"
     except (OSError, subprocess.SubprocessError):
         return __version__
 

@@ -6,31 +6,11 @@ Layout (``<build.out>/export/beir/<split>/<relation>/``)::
     queries.jsonl       {"_id", "text"}            the relation's queries
     qrels/<split>.tsv   query-id <TAB> corpus-id <TAB> score   (with that header line)
 
-The pool is shared by every relation (paper §4.2: an Address retriever must not
-search an Address-only collection), so each relation folder holds the same
-``corpus.jsonl``, hard-linked when the filesystem allows.
-
-BEIR::
-
-    from beir.datasets.data_loader import GenericDataLoader
-    corpus, queries, qrels = GenericDataLoader("runs/neurips/export/beir/test/address").load(split="test")
-
-MTEB (custom retrieval task; BEIR folders load directly)::
-
-    from mteb.abstasks.AbsTaskRetrieval import AbsTaskRetrieval
-    from mteb.abstasks.TaskMetadata import TaskMetadata
-    from beir.datasets.data_loader import GenericDataLoader
-
-    class RatioAddress(AbsTaskRetrieval):
-        metadata = TaskMetadata(name="RatioAddress", type="Retrieval", eval_splits=["test"],
-                                main_score="mrr_at_10", eval_langs=["eng-Latn"], ...)
-
-        def load_data(self, **kwargs):
-            c, q, r = GenericDataLoader("runs/neurips/export/beir/test/address").load(split="test")
-            self.corpus, self.queries, self.relevant_docs = {"test": c}, {"test": q}, {"test": r}
-            self.data_loaded = True
-
-    mteb.MTEB(tasks=[RatioAddress()]).run(model)
+The pool is shared by every relation (paper §4.2: an Address retriever must not search an
+Address-only collection), so each relation folder holds the same ``corpus.jsonl``,
+hard-linked when the filesystem allows. A folder loads with BEIR's
+``GenericDataLoader(folder).load(split="test")``, which is also how an MTEB custom
+``AbsTaskRetrieval`` fills its ``load_data`` (corpus, queries, relevant_docs).
 """
 
 from __future__ import annotations

@@ -94,18 +94,13 @@ def mine_shard(
     min_chars: int = 35,
     stats: dict | None = None,
 ) -> pa.Table:
-    """Mined pairs (schemas.PAIRS) of one sentence table.
+    """Mined pairs (schemas.PAIRS) of one sentence table; distractor markers yield candidate
+    rows with a null query.
 
-    Relation markers yield ``(query, marker, gold)`` rows; distractor markers yield
-    candidate rows with a null query. The query is the first sentence with its
-    introductory clause stripped, the gold the remainder after the marker with list
-    prefixes cleaned and its first letter capitalized. Rows whose query or gold is
-    shorter than ``min_chars`` are dropped, and so are relation pairs that fail a
-    validity rule (``ratio.build.validity``: a gold leading into removed display math,
-    an unfinished or deferring sentence, ...). ``stats``, when given, is filled with
-    counts: ``consecutive_pairs``, ``fired`` (per marker, before the filters),
-    ``kept`` (per marker), ``dropped_short_query``/``_gold`` and ``dropped_invalid``
-    (rule -> relation -> pairs).
+    The query is the first sentence without its introductory clause, the gold the rest after
+    the marker (list prefix cleaned, first letter capitalized). Rows with a query or gold
+    shorter than ``min_chars`` are dropped, and so are relation pairs failing a validity rule
+    (``ratio.build.validity``). ``stats``, when given, receives the counts (:func:`_fill`).
     """
     t, first, second = consecutive_pairs(sentences)
     counts: Counter = Counter()
@@ -128,14 +123,9 @@ def mine_shard(
     else:
         math2 = [False] * len(cand)
 
+    # (index into `second`, relation, marker, query, gold, query_match, gold_match)
+    rows: list[tuple] = []
     match = matcher.match
-    rows_src: list[int] = []  # index into `second` of each kept row
-    col_rel: list[str] = []
-    col_marker: list[str] = []
-    col_query: list[str | None] = []
-    col_gold: list[str] = []
-    col_qm: list[str | None] = []
-    col_gm: list[str] = []
     for k, text in enumerate(cand_texts):
         m = match(text)
         if m is None:
@@ -145,6 +135,7 @@ def mine_shard(
         if too_short(gold, min_chars):
             counts["dropped_short_gold"] += 1
             continue
+        q = None
         if m.relation in _RELATIONS:
             raw_q = texts1[k] or ""
             q = strip_intro_clause(raw_q)
@@ -156,33 +147,22 @@ def mine_shard(
             if rule is not None:
                 invalid[(rule, m.relation)] += 1
                 continue
-            col_query.append(q)
-            col_qm.append(match_form(q))
-        else:
-            col_query.append(None)
-            col_qm.append(None)
         kept[m.marker] += 1
-        rows_src.append(int(cand[k]))
-        col_rel.append(m.relation)
-        col_marker.append(m.marker)
-        col_gold.append(gold)
-        col_gm.append(match_form(gold))
+        qm = None if q is None else match_form(q)
+        rows.append((int(cand[k]), m.relation, m.marker, q, gold, qm, match_form(gold)))
 
     _fill(stats, t.num_rows, len(first), fired, kept, counts, invalid)
-    if not rows_src:
+    if not rows:
         return empty_pairs()
-    take = pa.array(second[np.asarray(rows_src, dtype=np.int64)])
+    src, *cols = zip(*rows, strict=True)
+    take = pa.array(second[np.asarray(src, dtype=np.int64)])
     meta = t.select(
         ["paper_id", "year", "date", "section_category", "paragraph_idx", "sentence_idx"]
     ).take(take)
+    names = ("relation", "marker", "query", "gold", "query_match", "gold_match")
     return pa.table(
         {
-            "relation": pa.array(col_rel, pa.string()),
-            "marker": pa.array(col_marker, pa.string()),
-            "query": pa.array(col_query, pa.string()),
-            "gold": pa.array(col_gold, pa.string()),
-            "query_match": pa.array(col_qm, pa.string()),
-            "gold_match": pa.array(col_gm, pa.string()),
+            **{name: pa.array(col, pa.string()) for name, col in zip(names, cols, strict=True)},
             **{name: meta[name] for name in meta.column_names},
         }
     ).cast(schemas.PAIRS)

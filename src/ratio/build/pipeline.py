@@ -1,19 +1,11 @@
 """The cached ``build``: a list of stages, ingest → mine → dedup → split → export → reports.
 
-Each stage below only declares what its output depends on (its *key*: the stage's
-``*_VERSION``, the config fields it reads, the lexicon version, the keys of its inputs),
-the files it makes and the function that makes them; :mod:`ratio.stages` runs it or
-skips it. So a rerun with the same config does no work, and a lexicon edit re-mines
-every shard and reruns what depends on it, nothing else. The code version (git commit)
-is recorded in each manifest and stamp but is not part of a key; a stage's
-``*_VERSION`` is bumped when its output for the same input changes (the same
-convention as ``ratio.ingest``).
-
-Mining is per sentence shard (:func:`ratio.build.mine.mine_file`, a pure function of
-shard, lexicon and min_chars) on any executor, and resumable: a shard whose
-``mine/<shard>.done.json`` matches is not redone. Sentence shards are fingerprinted by
-content hash (ingest rewrites them on every run), memoized on (size, mtime) so unchanged
-files are not re-read.
+Each stage only declares its *key* (its ``*_VERSION``, the config fields it reads, the
+lexicon version, its inputs' keys), its outputs and the function that makes them;
+:mod:`ratio.stages` runs or skips it (docs/architecture.md, "Build: a list of stages"). So a
+rerun with the same config does no work, and a lexicon edit re-mines every shard and reruns
+what depends on it, nothing else. Sentence shards are keyed by content hash, since ingest
+rewrites them on every run, memoized on (size, mtime) so unchanged files are not re-read.
 """
 
 from __future__ import annotations
@@ -259,7 +251,7 @@ def _split(b: _Build) -> StageResult:
     def make() -> dict:
         threads = cfg.ingest.workers
         sr = split_pairs(
-            run.dedup_pairs, bench.root, cfg.split, meta, threads, seed=cfg.build.seed, hold=b.hold
+            run.dedup_pairs, bench.root, cfg.split, meta, threads, cfg.build.seed, b.hold
         )
         write_datasets(bench.root, metadata=meta, threads=threads)
         return {

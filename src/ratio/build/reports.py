@@ -93,13 +93,13 @@ def table2(lexicon, fires: dict[str, int]) -> str:
     """Lexicon markers ("Cand.") vs markers found in the benchmark ("Data"), by source."""
     cand: Counter = Counter()
     data: Counter = Counter()
-    sources: list[str] = []
     for e in lexicon.entries:
-        if e.source not in sources:
-            sources.append(e.source)
         cand[(e.relation, e.source)] += 1
         data[(e.relation, e.source)] += fires.get(e.marker, 0) > 0
-    sources.sort(key=lambda s: list(SOURCE_LABELS).index(s) if s in SOURCE_LABELS else 99)
+    sources = sorted(
+        dict.fromkeys(e.source for e in lexicon.entries),
+        key=lambda s: list(SOURCE_LABELS).index(s) if s in SOURCE_LABELS else 99,
+    )
     rels = ("address", "broaden", "specify")
     header = (
         ["Type"]
@@ -306,8 +306,6 @@ def write_reports(
         "build.md": build_report(info) + footer,
         "markers.tsv": marker_table(lexicon, mined or {}, fires),
     }
-    paths = []
     for name, text in docs.items():
         write_text_atomic(d / name, text)
-        paths.append(d / name)
-    return paths
+    return [d / name for name in docs]

@@ -98,8 +98,7 @@ def ends_with_colon(text: str) -> bool:
 
 
 def unfinished(text: str) -> bool:
-    """The sentence is cut off: it ends in "," or ";", in "as follows", or, without terminal
-    punctuation, on a function word ("is calculated as", "we have")."""
+    """Cut off: ends in "," or ";", "as follows", or (unpunctuated) on a function word."""
     t = text.rstrip()
     if not t:
         return False
@@ -115,29 +114,26 @@ def unfinished(text: str) -> bool:
 
 
 def deferral(text: str) -> bool:
-    """The sentence announces content that follows it ("the following proposition.", or,
-    when short, "We introduce a state-action guardian in the next step.")."""
+    """Announces content that follows it (or, when short, puts it off to a later step)."""
     if _DEFERRAL.search(text):
         return True
     return _LATER.search(text) is not None and len(text.split()) <= _MAX_LATER_WORDS
 
 
 def fragment(text: str) -> bool:
-    """The sentence starts with a lowercase connective or function word ("where ...",
-    "which ..."): the rest of a sentence the segmenter or a removed formula split."""
+    """The rest of a sentence the segmenter or a removed formula split ("where ...")."""
     m = _FIRST_WORD.match(text)
     return m is not None and m.group(1) in _FRAGMENT_START
 
 
 def outline(text: str) -> bool:
-    """A roadmap aside ("In Section 4, we describe ...", "... in Sections 3 and 4,
-    respectively") rather than a statement."""
+    """A roadmap aside ("In Section 4, we describe ...") rather than a statement."""
     return _OUTLINE.search(text) is not None
 
 
 def vague_existence(text: str) -> bool:
-    """A short gold that only asserts that remedies exist ("Several methods have been
-    proposed [CIT].") with nothing specific (no "such as", no named method, no clause)."""
+    """A short gold that only says remedies exist, with nothing specific (no "such as", no
+    named method, no clause)."""
     if not _EXISTENCE.search(text):
         return False
     words = len(text.replace("[CIT]", " ").split())
