@@ -1,29 +1,19 @@
 """Judge backends: one request interface behind three transports.
 
-* :class:`OpenAIChatBackend`: chat completions through the official ``openai`` client
-  against any base URL -- OpenAI, vLLM, llama.cpp's server, Ollama -- with
-  ``response_format={"type": "json_object"}``.
-* :class:`OpenAIBatchBackend`: the same client's Files and Batches APIs (upload JSONL,
-  create a batch, poll, download, map results back by ``custom_id``); half the price,
-  hours of latency.
-* :class:`LlamaCppBackend`: a GGUF model in process through llama-cpp-python, with the
-  answer constrained by a JSON-schema grammar (offline, no server).
+OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp's server, Ollama), the OpenAI
+Batch API (half the price, hours of latency) and a GGUF model in process through
+llama-cpp-python (offline; answers constrained by a JSON-schema grammar).
 
-Every backend can *sample* an answer (``complete``) or *score* one: return the
-probability of each yes/no verdict of the answer (``score``, ``Completion.verdict_p``).
-A sampled verdict of a small model is nearly always "yes"; the probability behind it
-still ranks pairs, and a threshold chosen on human labels turns it into a verdict
-(``ratio judge calibrate``). llama.cpp reads the probabilities straight off the logits
-(teacher forcing: the answer up to the verdict is given, the two values are compared);
-the OpenAI-compatible backends read them from the token log-probabilities
-(``logprobs``/``top_logprobs``) of a sampled answer.
+Every backend can *sample* an answer or *score* one: the probability of each yes/no
+verdict. A small model's sampled verdict is nearly always "yes"; the probability behind
+it still ranks pairs, and a threshold chosen on human labels turns it into a verdict
+(``ratio judge calibrate``). llama.cpp reads it off the logits (teacher forcing); the
+OpenAI-compatible backends from the ``top_logprobs`` of a sampled answer.
 
-The ``openai`` client retries connection errors, 408/409/429 and 5xx itself (with
-backoff, honouring ``Retry-After``). What is left is sorted by what a caller should do:
-:class:`TransientError` (retries exhausted: leave uncached, a rerun tries again),
-:class:`RequestRejected` (400/413/422: this request cannot succeed; record it invalid)
-and :class:`FatalBackendError` (401/403/404: misconfiguration; stop the run instead of
-recording thousands of failures).
+The ``openai`` client retries connection errors, 408/409/429 and 5xx itself. What is left
+is sorted by what a caller should do: :class:`TransientError` (leave uncached, a rerun
+tries again), :class:`RequestRejected` (400/413/422: record it invalid) and
+:class:`FatalBackendError` (401/403/404: stop instead of recording thousands of failures).
 """
 
 from __future__ import annotations
@@ -238,7 +228,13 @@ class OpenAIChatBackend:
             raise TransientError(f"{what} {self.base_url}: {e}") from None
 
     def _kwargs(
-        self, messages: Messages, *, temperature: float, max_tokens: int, seed: int, logprobs: bool
+        self,
+        messages: Messages,
+        *,
+        temperature: float,
+        max_tokens: int,
+        seed: int,
+        logprobs: bool = False,
     ) -> dict[str, Any]:
         kw: dict[str, Any] = {
             "model": self.model,
@@ -254,20 +250,9 @@ class OpenAIChatBackend:
             kw["top_logprobs"] = self.TOP_LOGPROBS
         return kw
 
-    def request_body(
-        self,
-        messages: Messages,
-        *,
-        temperature: float,
-        max_tokens: int,
-        seed: int,
-        logprobs: bool = False,
-    ) -> dict:
+    def request_body(self, messages: Messages, **kw: Any) -> dict:
         """The JSON body of one chat request (a Batch API line's ``body``)."""
-        kw = self._kwargs(
-            messages, temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=logprobs
-        )
-        return {**kw, **self.extra_body}
+        return {**self._kwargs(messages, **kw), **self.extra_body}
 
     @staticmethod
     def parse_completion(resp: dict, shape: str | None = None) -> Completion:
@@ -296,9 +281,7 @@ class OpenAIChatBackend:
     def complete(
         self, messages: Messages, *, schema: dict, temperature: float, max_tokens: int, seed: int
     ) -> Completion:
-        resp = self._create(
-            messages, temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=False
-        )
+        resp = self._create(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
         return self.parse_completion(resp)
 
     def score(
@@ -324,27 +307,19 @@ class OpenAIBatchBackend(OpenAIChatBackend):
     ENDPOINT = "/v1/chat/completions"
     DONE = ("completed", "failed", "expired", "cancelled")
 
-    def upload(self, lines: list[dict]) -> str:
-        payload = "".join(json.dumps(x) + "\n" for x in lines).encode()
-        f = self._call(
-            "files.create",
-            self.client.files.create,
-            file=("ratio-judge.jsonl", payload, "application/jsonl"),
-            purpose="batch",
-        )
-        return f.id
-
     def submit(self, requests: list[tuple[str, dict]]) -> str:
         """Upload ``(custom_id, chat body)`` pairs and create a batch; returns its id."""
-        lines = [
-            {"custom_id": cid, "method": "POST", "url": self.ENDPOINT, "body": body}
+        payload = "".join(
+            json.dumps({"custom_id": cid, "method": "POST", "url": self.ENDPOINT, "body": body})
+            + "\n"
             for cid, body in requests
-        ]
-        file_id = self.upload(lines)
+        ).encode()
+        file = ("ratio-judge.jsonl", payload, "application/jsonl")
+        f = self._call("files.create", self.client.files.create, file=file, purpose="batch")
         batch = self._call(
             "batches.create",
             self.client.batches.create,
-            input_file_id=file_id,
+            input_file_id=f.id,
             endpoint=self.ENDPOINT,
             completion_window="24h",
         )
@@ -446,13 +421,9 @@ def llama_cpp_available() -> bool:
     return True
 
 
-def _common_prefix(a, b) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    pairs = enumerate(zip(a, b, strict=False))
+    return next((i for i, (x, y) in pairs if x != y), min(len(a), len(b)))
 
 
 class LlamaCppBackend:

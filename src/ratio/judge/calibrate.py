@@ -1,28 +1,15 @@
 """Prompt calibration against human labels (paper 4.3, Appendix E, Table 10).
 
-Every candidate silver prompt of a relation judges the labelled pairs; each is scored
-against the reference annotator (agreement, precision, recall, F1 with "accept" as the
-positive class, Cohen's kappa, and the AUC of the judge's P(accept)) and, when several
-annotators labelled the same pairs, against the panel (agreement, F1 and Krippendorff's
-alpha averaged over prompt-annotator pairs, next to the same numbers -- and Cohen's
-kappa -- averaged over annotator pairs: the agreement of the independent passes).
+Every candidate silver prompt of a relation judges the labelled pairs and is scored
+against the reference annotator and, with several annotators, against the panel (next
+to the annotators' agreement with each other). With ``judge.scoring = "logprob"`` each
+prompt's threshold on P(accept) is chosen by seeded, label-stratified k-fold
+cross-validation, so the "after" numbers are out-of-sample; few-shot examples come
+from the other folds only. Prompts are ranked by kappa, not F1: at a 60% base rate an
+accept-all judge has F1 .75 and kappa 0.
 
-A judge that scores (``judge.scoring = "logprob"``) gives each pair P(accept) instead of
-a sampled yes/no. Calibration then picks each prompt's threshold on P(accept): a seeded,
-label-stratified k-fold cross-validation chooses the threshold that maximises kappa on
-the other folds and applies it to the held-out fold, so the reported "after" numbers are
-out-of-sample; "before" is the judge's own verdict (the greedy/sampled answer). The
-threshold finally kept is the one chosen on all labelled pairs, printed as a
-``[judge.thresholds]`` snippet. With ``shots > 0`` every pair is judged with that many
-labelled examples (half accepts, half rejects) drawn from the *other* folds only.
-Prompts are ranked by kappa after calibration (F1 alone rewards accepting everything:
-at a 60% base rate an accept-all judge has F1 .75 and kappa 0); the best ``keep`` stay.
-
-Labels come from ``ratio judge annotate`` as CSV rows: ``item_id, relation, query_id,
-candidate_id, query, marker, candidate, annotator, label`` with label ``y``/``n``
-(``s`` = skipped, ignored). They are checked before anything is judged or written:
-unknown relations or item ids (against the items CSV), conflicting duplicate labels,
-and a relation whose reference labels hold a single class are errors naming the file.
+Labels (``ratio judge annotate`` CSV rows, ``y``/``n``; ``s`` = skipped) are checked
+before anything is judged or written.
 """
 
 from __future__ import annotations
@@ -45,18 +32,15 @@ from ratio.judge.runner import Judge, Result, Shot, Task, write_report
 from ratio.records import RELATIONS
 from ratio.run import RunDir
 
-# --------------------------------------------------------------------------- agreement metrics
-
 
 def binary_scores(y_true: Sequence[bool], y_pred: Sequence[bool]) -> dict[str, float]:
     """Agreement, precision, recall and F1 of ``y_pred`` against ``y_true`` (positive = True)."""
     if len(y_true) != len(y_pred):
         raise ValueError("label lists differ in length")
     n = len(y_true)
-    tp = sum(1 for t, p in zip(y_true, y_pred, strict=True) if t and p)
-    fp = sum(1 for t, p in zip(y_true, y_pred, strict=True) if not t and p)
-    fn = sum(1 for t, p in zip(y_true, y_pred, strict=True) if t and not p)
-    agree = sum(1 for t, p in zip(y_true, y_pred, strict=True) if bool(t) == bool(p))
+    pairs = [(bool(t), bool(p)) for t, p in zip(y_true, y_pred, strict=True)]
+    tp, fp, fn = pairs.count((True, True)), pairs.count((False, True)), pairs.count((True, False))
+    agree = tp + pairs.count((False, False))
     prec = tp / (tp + fp) if tp + fp else 0.0
     rec = tp / (tp + fn) if tp + fn else 0.0
     f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
@@ -124,17 +108,10 @@ def roc_auc(y_true: Sequence[bool], scores: Sequence[float]) -> float:
     neg = [s for t, s in zip(y_true, scores, strict=True) if not t]
     if not pos or not neg:
         return float("nan")
+    from scipy.stats import rankdata
+
     # Mann-Whitney U from mid-ranks (ties share their average rank)
-    order = sorted(range(len(scores)), key=lambda i: scores[i])
-    ranks = [0.0] * len(scores)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and scores[order[j + 1]] == scores[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1
-        i = j + 1
+    ranks = rankdata(scores).tolist()
     r_pos = sum(r for r, t in zip(ranks, y_true, strict=True) if t)
     return (r_pos - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
 
@@ -190,8 +167,6 @@ def cross_validated(
 def scores_with_kappa(y_true: Sequence[bool], y_pred: Sequence[bool]) -> dict[str, float]:
     return binary_scores(y_true, y_pred) | {"kappa": cohen_kappa(list(y_true), list(y_pred))}
 
-
-# --------------------------------------------------------------------------- labels
 
 LABEL_FIELDS = ("relation", "query_id", "candidate_id", "query", "marker", "candidate")
 Unit = tuple[str, str, str]  # relation, query id, candidate id
@@ -356,9 +331,6 @@ def panel_scores(
         agg["kappa"].append(cohen_kappa(ya, yb))
         agg["alpha"].append(krippendorff_alpha_nominal([ya, yb]))
     return {k: sum(v) / len(v) for k, v in agg.items()} | {"pairs": len(agg["f1"])}
-
-
-# --------------------------------------------------------------------------- calibration
 
 
 def _pick_shots(
