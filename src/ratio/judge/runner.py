@@ -29,16 +29,15 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from ratio.io import RatioError, write_text_atomic
-from ratio.judge.backends import (
+from ratio.judge.backends import OpenAIBatchBackend, make_backend
+from ratio.judge.cache import JudgmentCache, request_key
+from ratio.judge.interface import (
     Backend,
     Completion,
     FatalBackendError,
-    OpenAIBatchBackend,
     RequestRejected,
     TransientError,
-    make_backend,
 )
-from ratio.judge.cache import JudgmentCache, request_key
 from ratio.judge.prompts import InvalidResponse, Prompt, example_answer, verdicts_only
 from ratio.run import RunDir
 from ratio.schemas import JUDGMENTS
