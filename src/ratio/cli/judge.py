@@ -35,17 +35,8 @@ _BASE_URL = typer.Option(
 
 
 def _config(config: Path, backend: str, model: str, base_url: str, extra: dict | None = None):
-    ov = {
-        k: v
-        for k, v in {
-            "judge.backend": backend,
-            "judge.model": model,
-            "judge.base_url": base_url,
-        }.items()
-        if v
-    }
-    ov.update(extra or {})
-    return load_config(config, ov)
+    ov = {"judge.backend": backend, "judge.model": model, "judge.base_url": base_url}
+    return load_config(config, {k: v for k, v in ov.items() if v} | (extra or {}))
 
 
 def _open(config: Path, backend: str, model: str, base_url: str):
@@ -198,9 +189,9 @@ def pairwise_cmd(
     from ratio.judge.pairwise import judge_pairwise, pairwise_markdown
 
     cfg, judge = _open(config, backend, model, base_url)
-    (n1, p1), (n2, p2) = list(_runs([first]).items())[0], list(_runs([second]).items())[0]
+    x, y = [next(iter(_runs([spec]).items())) for spec in (first, second)]
     res = judge_pairwise(
-        cfg, judge, (n1, p1), (n2, p2), relation, n_queries=n_queries or None, split=split or None
+        cfg, judge, x, y, relation, n_queries=n_queries or None, split=split or None
     )
     typer.echo(pairwise_markdown(res.report))
     typer.echo(f"wrote {res.out_dir}")
@@ -224,11 +215,8 @@ def markers_cmd(
     from ratio.judge.lexicon_llm import build_llm_lexicon
 
     cfg, judge = _open(config, backend, model, base_url)
-    given = []
-    if candidates:
-        given = [
-            ln.strip() for ln in candidates.read_text(encoding="utf-8").splitlines() if ln.strip()
-        ]
+    lines = candidates.read_text(encoding="utf-8").splitlines() if candidates else []
+    given = [ln.strip() for ln in lines if ln.strip()]
     summary = build_llm_lexicon(
         cfg, judge, relation, n=expand_n, rounds=rounds, given=given, out_dir=out
     )

@@ -22,12 +22,7 @@ def has_anaphor(text: str) -> bool:
 
 
 def anaphora_table(markers: Sequence[str], accepted: Sequence[bool]) -> dict:
-    """Share of pairs with explicit anaphors, acceptance with/without, Fisher exact test.
-
-    ``markers[i]`` is the text checked for an anaphor (the discourse marker of pair
-    ``i``), ``accepted[i]`` the judge's verdict. Odds ratio and p-value come from
-    ``scipy.stats.fisher_exact`` on ``[[acc_with, rej_with], [acc_without, rej_without]]``.
-    """
+    """Share of pairs whose marker has an anaphor, acceptance with/without, Fisher exact test."""
     from scipy.stats import fisher_exact
 
     if len(markers) != len(accepted):

@@ -1,11 +1,7 @@
 """A local annotation page for the human labels calibration needs (keyboard: y / n / s).
 
-``prepare_items`` samples (query, marker, gold) pairs of the test split the same way
-the silver set does and writes them as an items CSV; ``serve`` shows one pair at a
-time on a standard-library HTTP server and appends each answer to a labels CSV
-(flushed per answer, so closing the tab loses nothing; reopening resumes at the first
-pair this annotator has not labelled). The labels CSV is the input of
-``ratio judge calibrate``.
+Each answer is appended to the labels CSV and flushed at once, so closing the tab loses
+nothing; reopening resumes at the first pair this annotator has not labelled.
 """
 
 from __future__ import annotations
@@ -22,6 +18,7 @@ import pyarrow.parquet as pq
 
 from ratio.build.sample import stratified_sample
 from ratio.config import RunConfig
+from ratio.evaluation.overlap import texts_by_id
 from ratio.io import RatioError, atomic_path
 from ratio.records import RELATIONS
 from ratio.run import RunDir
@@ -58,13 +55,7 @@ def prepare_items(
         if not path.is_file():
             raise RatioError(f"{path} not found; run `ratio judge silver` first")
         pool = pq.read_table(path)
-    gold = dict(
-        zip(
-            bench.candidates["candidate_id"].to_pylist(),
-            bench.candidates["text"].to_pylist(),
-            strict=True,
-        )
-    )
+    gold = texts_by_id(bench.candidates, "candidate_id")
     rows = []
     for rel in relations:
         if rel not in RELATIONS:
@@ -116,10 +107,7 @@ class AnnotationStore:
                         self.done[row["item_id"]] = row["label"]
 
     def next_item(self) -> dict | None:
-        for it in self.items:
-            if it["item_id"] not in self.done:
-                return it
-        return None
+        return next((it for it in self.items if it["item_id"] not in self.done), None)
 
     def state(self) -> dict:
         it = self.next_item()

@@ -1,29 +1,14 @@
-"""Judge backends: one request interface behind three transports.
+"""Judge backends: one request interface (``ratio.judge.interface``) behind three transports.
 
-* :class:`OpenAIChatBackend`: chat completions through the official ``openai`` client
-  against any base URL -- OpenAI, vLLM, llama.cpp's server, Ollama -- with
-  ``response_format={"type": "json_object"}``.
-* :class:`OpenAIBatchBackend`: the same client's Files and Batches APIs (upload JSONL,
-  create a batch, poll, download, map results back by ``custom_id``); half the price,
-  hours of latency.
-* :class:`LlamaCppBackend`: a GGUF model in process through llama-cpp-python, with the
-  answer constrained by a JSON-schema grammar (offline, no server).
+OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp's server, Ollama), the OpenAI
+Batch API (half the price, hours of latency) and a GGUF model in process
+(``ratio.judge.llamacpp``).
 
-Every backend can *sample* an answer (``complete``) or *score* one: return the
-probability of each yes/no verdict of the answer (``score``, ``Completion.verdict_p``).
-A sampled verdict of a small model is nearly always "yes"; the probability behind it
-still ranks pairs, and a threshold chosen on human labels turns it into a verdict
-(``ratio judge calibrate``). llama.cpp reads the probabilities straight off the logits
-(teacher forcing: the answer up to the verdict is given, the two values are compared);
-the OpenAI-compatible backends read them from the token log-probabilities
-(``logprobs``/``top_logprobs``) of a sampled answer.
-
-The ``openai`` client retries connection errors, 408/409/429 and 5xx itself (with
-backoff, honouring ``Retry-After``). What is left is sorted by what a caller should do:
-:class:`TransientError` (retries exhausted: leave uncached, a rerun tries again),
-:class:`RequestRejected` (400/413/422: this request cannot succeed; record it invalid)
-and :class:`FatalBackendError` (401/403/404: misconfiguration; stop the run instead of
-recording thousands of failures).
+Every backend can *sample* an answer or *score* one: the probability of each yes/no
+verdict. A small model's sampled verdict is nearly always "yes"; the probability behind
+it still ranks pairs, and a threshold chosen on human labels turns it into a verdict
+(``ratio judge calibrate``). The OpenAI-compatible backends read it from the
+``top_logprobs`` of a sampled answer.
 """
 
 from __future__ import annotations
@@ -32,87 +17,27 @@ import json
 import math
 import os
 import re
-import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, cast
-
-import numpy as np
+from collections.abc import Callable
+from typing import Any
 
 from ratio.config import JudgeConfig
-from ratio.io import RatioError
-from ratio.judge.prompts import VERDICTS, verdict_answer
+from ratio.judge.interface import (
+    Backend,
+    Completion,
+    FatalBackendError,
+    JudgeError,
+    Messages,
+    RequestRejected,
+    TransientError,
+    scorable,
+)
+from ratio.judge.llamacpp import LlamaCppBackend
 
-if TYPE_CHECKING:
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-    from llama_cpp.llama_types import CreateChatCompletionResponse
-
-
-class JudgeError(RatioError):
-    """A judging run cannot go on (bad backend settings, missing model, failed batch)."""
-
-
-class TransientError(JudgeError):
-    """Worth retrying after a pause."""
-
-
-class RequestRejected(JudgeError):
-    """The server refused this one request; retrying it unchanged will not help."""
-
-
-class FatalBackendError(JudgeError):
-    """Every request will fail the same way (authentication, unknown model or URL)."""
-
-
-Messages = list[dict[str, str]]
-
-
-@dataclass
-class Completion:
-    text: str
-    input_tokens: int = 0
-    output_tokens: int = 0
-    # P(accept) of each yes/no verdict of the answer, in answer order (scoring only);
-    # None when they could not be read (the answer is then treated as invalid)
-    verdict_p: list[float] | None = None
-
-    @classmethod
-    def with_usage(cls, text: str, usage: Mapping[str, Any] | None, **kw) -> Completion:
-        """A completion with token counts from an OpenAI-style ``usage`` block (llama.cpp too)."""
-        usage = usage or {}
-        return cls(
-            text,
-            int(usage.get("prompt_tokens") or 0),
-            int(usage.get("completion_tokens") or 0),
-            **kw,
-        )
-
-
-class Backend(Protocol):
-    kind: str
-    model: str
-    concurrency: int
-    retries_itself: bool  # transport retries happen inside the backend, not in the runner
-
-    def complete(
-        self, messages: Messages, *, schema: dict, temperature: float, max_tokens: int, seed: int
-    ) -> Completion: ...
-
-    def score(
-        self, messages: Messages, *, shape: str, schema: dict, max_tokens: int, seed: int
-    ) -> Completion: ...
-
-
-def scorable(shape: str) -> None:
-    if shape not in VERDICTS:
-        raise JudgeError(
-            f"answer shape {shape!r} has no yes/no verdict to score; scorable: {', '.join(VERDICTS)}"
-        )
-
-
-# --------------------------------------------------------------------------- verdict probabilities
+# `X as X`: re-exported, imported from here by tests and callers
+from ratio.judge.llamacpp import llama_cpp_available as llama_cpp_available
+from ratio.judge.llamacpp import resolve_gguf as resolve_gguf
+from ratio.judge.prompts import VERDICTS
 
 
 def _classify(rest: str, accept: str, reject: str) -> str | None:
@@ -170,9 +95,6 @@ def verdict_p_from_logprobs(content: list[dict], shape: str) -> list[float] | No
         out.append(mass["accept"] / total)
         start = at + 1
     return out
-
-
-# --------------------------------------------------------------------------- OpenAI client
 
 
 def _classify_http(code: int, what: str, body: str) -> JudgeError:
@@ -238,7 +160,13 @@ class OpenAIChatBackend:
             raise TransientError(f"{what} {self.base_url}: {e}") from None
 
     def _kwargs(
-        self, messages: Messages, *, temperature: float, max_tokens: int, seed: int, logprobs: bool
+        self,
+        messages: Messages,
+        *,
+        temperature: float,
+        max_tokens: int,
+        seed: int,
+        logprobs: bool = False,
     ) -> dict[str, Any]:
         kw: dict[str, Any] = {
             "model": self.model,
@@ -254,20 +182,9 @@ class OpenAIChatBackend:
             kw["top_logprobs"] = self.TOP_LOGPROBS
         return kw
 
-    def request_body(
-        self,
-        messages: Messages,
-        *,
-        temperature: float,
-        max_tokens: int,
-        seed: int,
-        logprobs: bool = False,
-    ) -> dict:
+    def request_body(self, messages: Messages, **kw: Any) -> dict:
         """The JSON body of one chat request (a Batch API line's ``body``)."""
-        kw = self._kwargs(
-            messages, temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=logprobs
-        )
-        return {**kw, **self.extra_body}
+        return {**self._kwargs(messages, **kw), **self.extra_body}
 
     @staticmethod
     def parse_completion(resp: dict, shape: str | None = None) -> Completion:
@@ -296,9 +213,7 @@ class OpenAIChatBackend:
     def complete(
         self, messages: Messages, *, schema: dict, temperature: float, max_tokens: int, seed: int
     ) -> Completion:
-        resp = self._create(
-            messages, temperature=temperature, max_tokens=max_tokens, seed=seed, logprobs=False
-        )
+        resp = self._create(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
         return self.parse_completion(resp)
 
     def score(
@@ -324,27 +239,19 @@ class OpenAIBatchBackend(OpenAIChatBackend):
     ENDPOINT = "/v1/chat/completions"
     DONE = ("completed", "failed", "expired", "cancelled")
 
-    def upload(self, lines: list[dict]) -> str:
-        payload = "".join(json.dumps(x) + "\n" for x in lines).encode()
-        f = self._call(
-            "files.create",
-            self.client.files.create,
-            file=("ratio-judge.jsonl", payload, "application/jsonl"),
-            purpose="batch",
-        )
-        return f.id
-
     def submit(self, requests: list[tuple[str, dict]]) -> str:
         """Upload ``(custom_id, chat body)`` pairs and create a batch; returns its id."""
-        lines = [
-            {"custom_id": cid, "method": "POST", "url": self.ENDPOINT, "body": body}
+        payload = "".join(
+            json.dumps({"custom_id": cid, "method": "POST", "url": self.ENDPOINT, "body": body})
+            + "\n"
             for cid, body in requests
-        ]
-        file_id = self.upload(lines)
+        ).encode()
+        file = ("ratio-judge.jsonl", payload, "application/jsonl")
+        f = self._call("files.create", self.client.files.create, file=file, purpose="batch")
         batch = self._call(
             "batches.create",
             self.client.batches.create,
-            input_file_id=file_id,
+            input_file_id=f.id,
             endpoint=self.ENDPOINT,
             completion_window="24h",
         )
@@ -404,176 +311,6 @@ class OpenAIBatchBackend(OpenAIChatBackend):
         raise JudgeError("the batch backend answers whole batches; use Judge.run")
 
     score = complete
-
-
-# --------------------------------------------------------------------------- llama.cpp
-
-LOCAL_MODELS = {
-    "qwen2.5-1.5b": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-    "smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf",
-}
-
-
-def model_dirs() -> list[Path]:
-    dirs = []
-    if os.environ.get("RATIO_LLM_DIR"):
-        dirs.append(Path(os.environ["RATIO_LLM_DIR"]))
-    dirs.append(Path(__file__).resolve().parents[3] / "models" / "llm")
-    dirs.append(Path.cwd() / "models" / "llm")
-    return dirs
-
-
-def resolve_gguf(model: str) -> Path:
-    """A GGUF path from a known short name (``qwen2.5-1.5b``, ``smollm2``) or a path."""
-    p = Path(model).expanduser()
-    if p.is_file():
-        return p
-    name = LOCAL_MODELS.get(model, model)
-    for d in model_dirs():
-        if (d / name).is_file():
-            return d / name
-    raise JudgeError(
-        f"GGUF model {model!r} not found (looked in {', '.join(str(d) for d in model_dirs())}); "
-        "run `python scripts/fetch_llm.py` or give a path"
-    )
-
-
-def llama_cpp_available() -> bool:
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def _common_prefix(a, b) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-class LlamaCppBackend:
-    """A GGUF model in this process; answers constrained to the prompt's JSON schema."""
-
-    kind = "llamacpp"
-    concurrency = 1  # one model, one context: calls are serialised
-    retries_itself = False
-
-    def __init__(self, model: str, *, n_ctx: int = 4096, n_threads: int = 0, seed: int = 0):
-        try:
-            from llama_cpp import Llama
-        except ImportError as e:
-            raise JudgeError(
-                "the llamacpp backend needs llama-cpp-python (`pip install llama-cpp-python`)"
-            ) from e
-        path = resolve_gguf(model)
-        self.model = path.name
-        self._lock = threading.Lock()
-        self._formatter: Jinja2ChatFormatter | None = None
-        self.llm = Llama(
-            model_path=str(path),
-            n_ctx=n_ctx,
-            n_threads=n_threads or None,
-            seed=seed,
-            verbose=False,
-        )
-
-    def complete(
-        self, messages: Messages, *, schema: dict, temperature: float, max_tokens: int, seed: int
-    ) -> Completion:
-        with self._lock:
-            # Not streamed, so one response (llama_cpp's annotation has no overload on stream);
-            # it types messages as TypedDicts, ours are the same role/content dicts.
-            out = cast(
-                "CreateChatCompletionResponse",
-                self.llm.create_chat_completion(
-                    messages=messages,  # type: ignore[arg-type]
-                    response_format={"type": "json_object", "schema": schema},
-                    temperature=temperature,
-                    max_tokens=max_tokens,
-                    seed=seed,
-                ),
-            )
-        return Completion.with_usage(
-            out["choices"][0]["message"].get("content") or "", out.get("usage")
-        )
-
-    # -- scoring ----------------------------------------------------------------
-
-    def _chat_prompt(self, messages: Messages) -> str:
-        """The model's own chat template applied to ``messages``, ready for the answer."""
-        if self._formatter is None:
-            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-            template = self.llm.metadata.get("tokenizer.chat_template")
-            if not template:
-                raise JudgeError(f"{self.model}: the GGUF has no chat template to score with")
-
-            def text(tok: int) -> str:
-                return self.llm.detokenize([tok], special=True).decode() if tok >= 0 else ""
-
-            self._formatter = Jinja2ChatFormatter(
-                template=template,
-                eos_token=text(self.llm.token_eos()),
-                bos_token=text(self.llm.token_bos()),
-            )
-        # llama_cpp types messages as TypedDicts; ours are the same role/content dicts
-        return self._formatter(messages=messages).prompt  # type: ignore[arg-type]
-
-    def _tokens(self, text: str) -> list[int]:
-        # the template already wrote any BOS text; special=True turns it into the token
-        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
-
-    def _next_logprobs(self, tokens: list[int]):
-        """log P(next token | tokens), reusing the evaluated prefix already in the KV cache."""
-        import llama_cpp
-
-        llm = self.llm
-        if len(tokens) >= llm.n_ctx():
-            raise RequestRejected(f"{len(tokens)} tokens do not fit n_ctx = {llm.n_ctx()}")
-        # keep at least one token to evaluate, so the logits belong to this sequence
-        keep = _common_prefix(llm.input_ids[: llm.n_tokens].tolist(), tokens[:-1])
-        llm.n_tokens = keep  # eval() drops the KV cache from here on
-        llm.eval(tokens[keep:])
-        logits = np.ctypeslib.as_array(
-            llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(llm.n_vocab(),)
-        ).astype(np.float64)
-        logits -= logits.max()
-        return logits - math.log(float(np.exp(logits).sum()))
-
-    def score(
-        self, messages: Messages, *, shape: str, schema: dict, max_tokens: int, seed: int
-    ) -> Completion:
-        """P(accept) of every verdict step, the answer before it given (teacher forcing).
-
-        Each step compares the first token where the accepting and the rejecting answer
-        texts part (``true`` vs ``false``, ``True`` vs ``False``); later steps follow the
-        accepting branch, so the product of the steps is P(the whole answer accepts).
-        """
-        scorable(shape)
-        with self._lock:
-            prompt = self._chat_prompt(messages)
-            answer, probs = "", []
-            n_prompt = len(self._tokens(prompt))
-            for step in VERDICTS[shape]:
-                head = prompt + answer + step.before
-                acc, rej = self._tokens(head + step.accept), self._tokens(head + step.reject)
-                at = _common_prefix(acc, rej)
-                if at == 0 or at >= min(len(acc), len(rej)):
-                    raise JudgeError(
-                        f"{self.model}: cannot tell {step.accept!r} from {step.reject!r}"
-                    )
-                lp = self._next_logprobs(acc[:at])
-                a, r = float(lp[acc[at]]), float(lp[rej[at]])
-                probs.append(1.0 / (1.0 + math.exp(r - a)))
-                answer += step.before + step.accept
-            n_answer = len(self._tokens(prompt + answer)) - n_prompt
-        return Completion(
-            verdict_answer(shape, [p >= 0.5 for p in probs]), n_prompt, n_answer, probs
-        )
 
 
 def make_backend(cfg: JudgeConfig, seed: int = 0) -> Backend:

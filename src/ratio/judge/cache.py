@@ -1,11 +1,8 @@
 """Persistent SQLite cache of judgments, so a rerun never pays twice.
 
-A row is keyed by a hash of (backend kind, model, prompt id, prompt version, prompt
-text digest, user message): the exact request. Every finished judgment, valid or
-recorded invalid, is committed as soon as it arrives, so an interrupted run loses
-at most the requests in flight and resumes where it stopped. Submitted OpenAI
-batches are recorded too: a rerun polls the batch it already paid for instead of
-submitting the same requests again.
+Rows are keyed by the exact request and committed as they arrive, so an interrupted run
+loses at most the requests in flight. Submitted OpenAI batches are recorded too: a rerun
+polls the batch it already paid for instead of submitting the same requests again.
 """
 
 from __future__ import annotations
@@ -17,32 +14,20 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS judgments (
-    key TEXT PRIMARY KEY,
-    backend TEXT NOT NULL,
-    model TEXT NOT NULL,
-    prompt_id TEXT NOT NULL,
-    prompt_version TEXT NOT NULL,
-    input_hash TEXT NOT NULL,
-    valid INTEGER NOT NULL,
-    accepted INTEGER,
-    parsed TEXT,
-    raw TEXT NOT NULL,
-    error TEXT NOT NULL DEFAULT '',
-    attempts INTEGER NOT NULL,
-    input_tokens INTEGER NOT NULL DEFAULT 0,
-    output_tokens INTEGER NOT NULL DEFAULT 0,
+    key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL,
+    prompt_id TEXT NOT NULL, prompt_version TEXT NOT NULL, input_hash TEXT NOT NULL,
+    valid INTEGER NOT NULL, accepted INTEGER, parsed TEXT, raw TEXT NOT NULL,
+    error TEXT NOT NULL DEFAULT '', attempts INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0,
     created REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS batches (
-    batch_id TEXT PRIMARY KEY,
-    backend TEXT NOT NULL,
-    model TEXT NOT NULL,
-    keys TEXT NOT NULL,
-    status TEXT NOT NULL,
-    created REAL NOT NULL
+    batch_id TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL,
+    keys TEXT NOT NULL, status TEXT NOT NULL, created REAL NOT NULL
 );
 """
 
@@ -103,58 +88,21 @@ class JudgmentCache:
                     f"output_tokens FROM judgments WHERE key IN ({','.join('?' * len(chunk))})",
                     chunk,
                 ).fetchall()
-                for k, v, a, p, raw, err, att, it, ot in rows:
-                    out[k] = CachedJudgment(
-                        k,
-                        bool(v),
-                        None if a is None else bool(a),
-                        json.loads(p) if p else None,
-                        raw,
-                        err,
-                        att,
-                        it,
-                        ot,
-                    )
+                for k, v, a, p, *rest in rows:
+                    accepted = None if a is None else bool(a)
+                    parsed = json.loads(p) if p else None
+                    out[k] = CachedJudgment(k, bool(v), accepted, parsed, *rest)
         return out
 
-    def put(
-        self,
-        key: str,
-        *,
-        backend: str,
-        model: str,
-        prompt_id: str,
-        prompt_version: str,
-        input_hash: str,
-        valid: bool,
-        accepted: bool | None,
-        parsed: dict | None,
-        raw: str,
-        error: str,
-        attempts: int,
-        input_tokens: int,
-        output_tokens: int,
-    ) -> None:
+    def put(self, key: str, request: tuple[str, ...], j: Any) -> None:
+        """Store judgment ``j`` (CachedJudgment's fields) of ``request``, the columns before them."""
+        accepted = None if j.accepted is None else int(j.accepted)
+        parsed = json.dumps(j.parsed) if j.parsed is not None else None
+        row = (int(j.valid), accepted, parsed, j.raw, j.error, j.attempts)
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    key,
-                    backend,
-                    model,
-                    prompt_id,
-                    prompt_version,
-                    input_hash,
-                    int(valid),
-                    None if accepted is None else int(accepted),
-                    json.dumps(parsed) if parsed is not None else None,
-                    raw,
-                    error,
-                    attempts,
-                    input_tokens,
-                    output_tokens,
-                    time.time(),
-                ),
+                (key, *request, *row, j.input_tokens, j.output_tokens, time.time()),
             )
             self._db.commit()
 

@@ -1,21 +1,17 @@
 """LLM lexicon work (paper 4.1 "LLM expansion", Appendix I.1): expand, grade, keep strong-true.
 
-1. Expansion: the model proposes new sentence-initial markers for a relation from
-   examples already in the lexicon (``markers/expand``; the paper does not print its
-   generation prompt, so this one is Ratio's).
-2. Grading: the Appendix I.1 marker classifier (Address, Broaden) answers
-   ``{label, rationale, confidence}``; a true label with high confidence is
-   *strong-true* (holds in almost all contexts), a true label with lower confidence
-   *weak-true*, a false label *false*. Only strong-true markers are kept.
-3. Output: ``lexicon-llm.tsv`` in the lexicon TSV format with ``source = llm``,
-   loadable as an extra source: ``load_lexicon(extra=[path])``. Markers the base
-   lexicon already lists (under any relation) are left out, so the extra file can
-   never contradict it. All graded candidates go to ``markers-graded.tsv`` for review.
+The model proposes new markers for a relation from examples already in the lexicon (the
+paper does not print its generation prompt, so ``markers/expand`` is Ratio's); the
+Appendix I.1 classifier grades them, and only strong-true ones (true, high confidence:
+holds in almost all contexts) go to ``lexicon-llm.tsv`` (``source = llm``), loadable
+with ``load_lexicon(extra=[path])``. Markers the base lexicon lists under any relation
+are left out, so the extra file can never contradict it.
 """
 
 from __future__ import annotations
 
 import random
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,18 +101,10 @@ def grade(
     out = []
     for m, r in zip(markers, judge.run(tasks, desc=f"grade {relation}"), strict=True):
         if r.valid and r.parsed:
-            out.append(
-                GradedMarker(
-                    m,
-                    relation,
-                    r.parsed["grade"],
-                    r.parsed["confidence"],
-                    r.parsed["reason"],
-                    origin,
-                )
-            )
+            verdict = (r.parsed["grade"], r.parsed["confidence"], r.parsed["reason"])
         else:
-            out.append(GradedMarker(m, relation, "invalid", "", r.error, origin))
+            verdict = ("invalid", "", r.error)
+        out.append(GradedMarker(m, relation, *verdict, origin))
     return out
 
 
@@ -148,14 +136,13 @@ def write_llm_lexicon(
         for g in graded
     ]
     write_text_atomic(out_dir / "markers-graded.tsv", "\n".join(review) + "\n")
-    counts: dict[str, dict[str, int]] = {}
+    counts: dict[str, dict[str, int]] = defaultdict(dict)
     for g in graded:
-        c = counts.setdefault(g.relation, {})
-        c[g.grade] = c.get(g.grade, 0) + 1
+        counts[g.relation][g.grade] = counts[g.relation].get(g.grade, 0) + 1
     return {
         "kept": len(kept),
         "graded": len(graded),
-        "by_relation": counts,
+        "by_relation": dict(counts),
         "lexicon": str(out_dir / "lexicon-llm.tsv"),
         "review": str(out_dir / "markers-graded.tsv"),
     }
@@ -171,12 +158,9 @@ def build_llm_lexicon(
     given: list[str] | None = None,
     out_dir: Path | None = None,
 ) -> dict:
-    """Expand and grade each relation's markers against the run's lexicon, then write them.
+    """Expand (``n`` per round; 0: none) and grade each relation's markers, then write them.
 
-    ``n`` markers are asked for per expansion round (``0``: no expansion, only ``given``
-    is graded); ``given`` markers are graded under every relation. Writes
-    :func:`write_llm_lexicon` under ``out_dir`` (default ``<judge.out>/lexicon``) and
-    returns its summary.
+    ``given`` markers are graded under every relation too.
     """
     lexicon = load_lexicon(config.resolve(config.lexicon.path) if config.lexicon.path else None)
     graded: list[GradedMarker] = []

@@ -1,11 +1,8 @@
 """Pairwise inspiration judge (paper 5.5, Appendix H, Table 16).
 
-Two systems' top-5 lists are shown as "List A" and "List B" (the judge never learns
-which system made which). Every query is judged in both orders; a preference is
-counted only when both orders pick the same underlying system. Reported: wins, win
-rate among stable decisive queries with a two-sided exact binomial test against 0.5,
-stability (same verdict under both orders) and the Slot-A rate (how often the first
-list wins; 50% = no position bias) with its own binomial test.
+Two systems' top-5 lists are shown as "List A" and "List B", never named. Every query is
+judged in both orders and a preference counts only when both orders pick the same
+system; the Slot-A rate (how often the first list wins) measures position bias.
 """
 
 from __future__ import annotations
@@ -19,6 +16,7 @@ import pyarrow.compute as pc
 
 from ratio.build.sample import stratified_sample
 from ratio.config import RunConfig
+from ratio.evaluation.overlap import texts_by_id
 from ratio.io import RatioError, write_parquet_atomic
 from ratio.judge.prompts import get_prompt, numbered
 from ratio.judge.runner import Judge, Result, Task, results_table, write_report
@@ -32,12 +30,9 @@ FIRST, SECOND = "first", "second"  # tags: which system was shown as List A
 
 def verdict_system(winner: str | None, order: str) -> str | None:
     """Map an A/B/tie answer back to the system: ``"x"`` (first system), ``"y"`` or ``"tie"``."""
-    if winner is None:
-        return None
-    if winner == "tie":
-        return "tie"
-    shown_first_is_x = order == FIRST
-    return "x" if (winner == "A") == shown_first_is_x else "y"
+    if winner is None or winner == "tie":
+        return winner
+    return "x" if (winner == "A") == (order == FIRST) else "y"
 
 
 def aggregate(pairs: dict[str, dict[str, str | None]]) -> dict[str, Any]:
@@ -65,7 +60,7 @@ def aggregate(pairs: dict[str, dict[str, str | None]]) -> dict[str, Any]:
             else:
                 ties += 1
     decisive = wins_x + wins_y
-    out = {
+    return {
         "n_queries": n,
         "both_orders_valid": both_valid,
         "wins_first_system": wins_x,
@@ -81,7 +76,6 @@ def aggregate(pairs: dict[str, dict[str, str | None]]) -> dict[str, Any]:
             else float("nan")
         ),
     }
-    return out
 
 
 @dataclass
@@ -120,14 +114,7 @@ def judge_pairwise(
         q_rel, n_queries or config.judge.topk_queries, config.build.seed, by="marker"
     )
     qids = sample["query_id"].to_pylist()
-    qtext = dict(zip(qids, sample["text"].to_pylist(), strict=True))
-    ctext = dict(
-        zip(
-            bench.candidates["candidate_id"].to_pylist(),
-            bench.candidates["text"].to_pylist(),
-            strict=True,
-        )
-    )
+    qtext, ctext = texts_by_id(sample, "query_id"), texts_by_id(bench.candidates, "candidate_id")
     lx, ly = top_lists(rx, qids, k), top_lists(ry, qids, k)
     prompt = get_prompt(f"pairwise/{relation}")
     tasks = []

@@ -1,14 +1,10 @@
 """Versioned judge prompts (paper Appendix I) and the JSON shapes their answers must have.
 
-Prompts are data: ``prompts/<task>.<relation>.<name>.toml`` with ``id``, ``version``,
-``shape``, ``system`` and a ``user`` template. A top-10 prompt (I.3) is declared as a
-set of exact edits to its silver prompt (``derive_from`` + ``[[edits]]``) so the
-difference the paper describes stays visible and checked: an edit that no longer
-matches is an error, never a silent no-op. ``Prompt.digest`` hashes the rendered
-text, so the judgment cache notices an edit even if ``version`` was not bumped.
-
-Every answer is parsed and validated against the prompt's shape; a response that
-does not fit raises :class:`InvalidResponse` and is retried, then recorded invalid.
+Prompts are data: ``prompts/<task>.<relation>.<name>.toml``. A top-10 prompt (I.3) is a
+set of exact edits to its silver prompt (``derive_from`` + ``[[edits]]``), so the
+difference the paper describes stays visible and checked: an edit that no longer matches
+is an error, never a silent no-op. ``Prompt.digest`` hashes the rendered text, so the
+judgment cache notices an edit even if ``version`` was not bumped.
 """
 
 from __future__ import annotations
@@ -44,8 +40,6 @@ class PromptError(RatioError):
 class InvalidResponse(ValueError):
     """A model answer that does not parse as the prompt's JSON shape."""
 
-
-# --------------------------------------------------------------------------- shapes
 
 _TRUE = {"true", "yes", "1"}
 _FALSE = {"false", "no", "0"}
@@ -143,73 +137,41 @@ def _parse_marker_list(d: dict) -> dict:
     return {"accepted": None, "markers": [m.strip() for m in ms if m.strip()]}
 
 
+def _object(**properties: dict) -> dict:
+    """A JSON-schema object that requires every one of its properties."""
+    return {"type": "object", "properties": properties, "required": list(properties)}
+
+
 _STR = {"type": "string"}
 _TF = {"type": "string", "enum": ["True", "False"]}
+_NUM = {"type": "number"}
 
 SHAPES: dict[str, tuple[Any, dict]] = {
     "marker": (
         _parse_marker,
-        {
-            "type": "object",
-            "properties": {
-                "label": {"type": "boolean"},
-                "rationale": _STR,
-                "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
-            },
-            "required": ["label", "rationale", "confidence"],
-        },
+        _object(
+            label={"type": "boolean"},
+            rationale=_STR,
+            confidence={"type": "string", "enum": ["high", "medium", "low"]},
+        ),
     ),
     "problem_solution": (
         _parse_problem_solution,
-        {
-            "type": "object",
-            "properties": {
-                k: {
-                    "type": "object",
-                    "properties": {v: _TF, "reason": _STR},
-                    "required": [v, "reason"],
-                }
-                for k, v in (
-                    ("is_problem_valid", "is_valid"),
-                    ("is_solution_valid", "is_valid"),
-                    ("match_evaluation", "is_match"),
-                )
-            },
-            "required": ["is_problem_valid", "is_solution_valid", "match_evaluation"],
-        },
+        _object(
+            is_problem_valid=_object(is_valid=_TF, reason=_STR),
+            is_solution_valid=_object(is_valid=_TF, reason=_STR),
+            match_evaluation=_object(is_match=_TF, reason=_STR),
+        ),
     ),
     "decision": (
         _parse_decision,
-        {
-            "type": "object",
-            "properties": {
-                "decision": {"type": "boolean"},
-                "confidence": {"type": "number"},
-                "reason": _STR,
-            },
-            "required": ["decision", "confidence", "reason"],
-        },
+        _object(decision={"type": "boolean"}, confidence=_NUM, reason=_STR),
     ),
     "winner": (
         _parse_winner,
-        {
-            "type": "object",
-            "properties": {
-                "winner": {"type": "string", "enum": ["A", "B", "tie"]},
-                "confidence": {"type": "number"},
-                "reason": _STR,
-            },
-            "required": ["winner", "confidence", "reason"],
-        },
+        _object(winner={"type": "string", "enum": ["A", "B", "tie"]}, confidence=_NUM, reason=_STR),
     ),
-    "marker_list": (
-        _parse_marker_list,
-        {
-            "type": "object",
-            "properties": {"markers": {"type": "array", "items": _STR}},
-            "required": ["markers"],
-        },
-    ),
+    "marker_list": (_parse_marker_list, _object(markers={"type": "array", "items": _STR})),
 }
 
 REASON_FIELDS = ("reason", "rationale")
@@ -309,9 +271,6 @@ def extract_json(text: str) -> dict:
     if not isinstance(obj, dict):
         raise InvalidResponse(f"expected a JSON object, got {type(obj).__name__}")
     return obj
-
-
-# --------------------------------------------------------------------------- prompts
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,15 @@
 """Run many judgments through one backend: cache, concurrency, retries, accounting.
 
-``Judge.run(tasks)`` looks every task up in the SQLite cache first; only misses reach
-the backend. HTTP misses run on a thread pool of ``backend.concurrency`` workers;
-batch misses go out as one OpenAI batch per round. A transient error is retried with
-exponential backoff (by the ``openai`` client for the HTTP backends); an answer that
-does not parse as the prompt's JSON shape is retried (at a slightly higher temperature,
-since a deterministic model would repeat itself), and after ``max_retries`` it is
-recorded as invalid with its raw text -- results are never dropped. Only transport
-failures are left uncached, so a rerun tries them again.
+Only cache misses reach the backend: on a thread pool (HTTP, llama.cpp) or as one OpenAI
+batch per round. An answer that does not parse as the prompt's JSON shape is retried at
+a slightly higher temperature (a deterministic model would repeat itself) and after
+``max_retries`` recorded invalid with its raw text -- results are never dropped. Only
+transport failures are left uncached, so a rerun tries them again.
 
-With ``scoring="logprob"`` every judgment also carries ``p_accept``, the model's
-probability of the accepting verdict (see ``backends``), and a task is accepted when
-``p_accept`` reaches its prompt's threshold (``thresholds``, from ``ratio judge
-calibrate``; 0.5 otherwise). The cache keeps the probability, so a new threshold needs
-no new request. A task may carry few-shot examples (``Task.shots``): labelled pairs
-shown as earlier turns of the conversation, each answered the way its label says.
+With ``scoring="logprob"`` a task is accepted when ``p_accept`` reaches its prompt's
+calibrated threshold (0.5 otherwise); the cache keeps the probability, so a new threshold
+needs no new request. Few-shot examples (``Task.shots``) are shown as earlier turns,
+each answered the way its label says.
 """
 
 from __future__ import annotations
@@ -26,23 +21,23 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import KW_ONLY, asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from tqdm import tqdm
 
 from ratio.io import RatioError, write_text_atomic
-from ratio.judge.backends import (
+from ratio.judge.backends import OpenAIBatchBackend, make_backend
+from ratio.judge.cache import JudgmentCache, request_key
+from ratio.judge.interface import (
     Backend,
     Completion,
     FatalBackendError,
-    OpenAIBatchBackend,
     RequestRejected,
     TransientError,
-    make_backend,
 )
-from ratio.judge.cache import JudgmentCache, request_key
 from ratio.judge.prompts import InvalidResponse, Prompt, example_answer, verdicts_only
 from ratio.run import RunDir
 from ratio.schemas import JUDGMENTS
@@ -109,6 +104,30 @@ class Result:
 
 
 @dataclass
+class _Attempts:
+    """What the requests for one task have brought so far (thread and batch paths alike)."""
+
+    attempts: int = 0
+    invalid: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    raw: str = ""
+    error: str = ""
+
+    def add(self, c: Completion) -> None:
+        self.input_tokens += c.input_tokens
+        self.output_tokens += c.output_tokens
+        self.raw = c.text
+
+    def result(self, task: Task, key: str, parsed: dict | None = None) -> Result:
+        """Valid with the parsed answer; without one, invalid with the last error."""
+        counts = (self.attempts, self.input_tokens, self.output_tokens)
+        if parsed is None:
+            return Result(task, key, False, None, None, self.raw, self.error, *counts)
+        return Result(task, key, True, parsed.get("accepted"), parsed, self.raw, "", *counts)
+
+
+@dataclass
 class Usage:
     """What one run cost: calls, tokens, dollars, time."""
 
@@ -142,48 +161,34 @@ def price_of(prices: dict, model: str, batch: bool) -> tuple[float, float]:
     return float(p.get("input", 0.0)) * mult / 1e6, float(p.get("output", 0.0)) * mult / 1e6
 
 
+@dataclass(eq=False)
 class Judge:
     """Judges tasks with one backend and one cache; ``usage`` accumulates over runs."""
 
-    def __init__(
-        self,
-        backend: Backend,
-        cache: JudgmentCache,
-        *,
-        max_retries: int = 3,
-        backoff_s: float = 1.0,
-        temperature: float = 0.0,
-        max_tokens: int = 256,
-        prices: dict | None = None,
-        poll_s: float = 30.0,
-        seed: int = 0,
-        retry_invalid: bool = False,
-        reasons: bool = True,
-        scoring: str = "sample",
-        thresholds: dict[str, float] | None = None,
-        progress: bool = True,
-        sleep: Callable[[float], None] = time.sleep,
-    ):
-        if scoring not in SCORING:
-            raise RatioError(f"judge.scoring: {scoring!r} is not one of {', '.join(SCORING)}")
-        self.backend = backend
-        self.cache = cache
-        self.max_retries = max(0, max_retries)
-        self.backoff_s = backoff_s
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.prices = prices or {}
-        self.poll_s = poll_s
-        self.seed = seed
-        self.retry_invalid = retry_invalid
-        self.reasons = reasons
-        self.scoring = scoring
-        self.thresholds = dict(thresholds or {})
-        self.progress = progress
-        self.sleep = sleep
-        self.usage = Usage()
+    backend: Backend
+    cache: JudgmentCache
+    _: KW_ONLY
+    max_retries: int = 3
+    backoff_s: float = 1.0
+    temperature: float = 0.0
+    max_tokens: int = 256
+    prices: dict = field(default_factory=dict)
+    poll_s: float = 30.0
+    seed: int = 0
+    retry_invalid: bool = False
+    reasons: bool = True
+    scoring: str = "sample"
+    thresholds: dict[str, float] = field(default_factory=dict)
+    progress: bool = True
+    sleep: Callable[[float], None] = time.sleep
+    usage: Usage = field(default_factory=Usage, init=False)
 
-    # -- keys ---------------------------------------------------------------
+    def __post_init__(self) -> None:
+        if self.scoring not in SCORING:
+            raise RatioError(f"judge.scoring: {self.scoring!r} is not one of {', '.join(SCORING)}")
+        self.max_retries = max(0, self.max_retries)
+        self.prices = self.prices or {}
+        self.thresholds = dict(self.thresholds or {})
 
     def key(self, task: Task) -> str:
         p = task.prompt
@@ -219,20 +224,12 @@ class Judge:
 
     def _request(self, task: Task, n_invalid: int) -> Completion:
         p = task.prompt
+        kw: dict[str, Any] = {"max_tokens": self.max_tokens, "seed": self.seed + n_invalid}
         if self.scoring == "logprob":
-            return self.backend.score(
-                task.messages(),
-                shape=p.shape,
-                schema=self.schema(p),
-                max_tokens=self.max_tokens,
-                seed=self.seed + n_invalid,
-            )
+            return self.backend.score(task.messages(), shape=p.shape, schema=self.schema(p), **kw)
+        temperature = self._temperature(n_invalid)
         return self.backend.complete(
-            task.messages(),
-            schema=self.schema(p),
-            temperature=self._temperature(n_invalid),
-            max_tokens=self.max_tokens,
-            seed=self.seed + n_invalid,
+            task.messages(), schema=self.schema(p), temperature=temperature, **kw
         )
 
     def schema(self, prompt: Prompt) -> dict:
@@ -243,78 +240,45 @@ class Judge:
             self.temperature if n_invalid == 0 else max(self.temperature, min(1.0, 0.3 * n_invalid))
         )
 
-    # -- bookkeeping --------------------------------------------------------
-
-    def _account(self, res: Result, requests: int, batch: bool) -> None:
-        u = self.usage
-        u.requests += requests
-        u.retries += max(0, requests - 1)
-        u.input_tokens += res.input_tokens
-        u.output_tokens += res.output_tokens
+    def _charge(self, used: Result | Completion, batch: bool) -> None:
         pin, pout = price_of(self.prices, self.backend.model, batch)
-        u.cost_usd += res.input_tokens * pin + res.output_tokens * pout
+        self.usage.input_tokens += used.input_tokens
+        self.usage.output_tokens += used.output_tokens
+        self.usage.cost_usd += used.input_tokens * pin + used.output_tokens * pout
 
     def _store(self, res: Result) -> None:
         p = res.task.prompt
-        self.cache.put(
-            res.key,
-            backend=self.backend.kind,
-            model=self.backend.model,
-            prompt_id=p.id,
-            prompt_version=p.version,
-            input_hash=hashlib.sha256(res.task.user.encode()).hexdigest()[:24],
-            valid=res.valid,
-            accepted=res.accepted,
-            parsed=res.parsed,
-            raw=res.raw,
-            error=res.error,
-            attempts=res.attempts,
-            input_tokens=res.input_tokens,
-            output_tokens=res.output_tokens,
-        )
-
-    # -- one request (thread worker) ---------------------------------------
+        input_hash = hashlib.sha256(res.task.user.encode()).hexdigest()[:24]
+        request = (self.backend.kind, self.backend.model, p.id, p.version, input_hash)
+        self.cache.put(res.key, request, res)
 
     def _one(self, task: Task, key: str) -> tuple[Result, bool]:
         """Returns the result and whether it may be cached (not a transport failure)."""
-        n_invalid = 0
-        raw, error = "", ""
-        tin = tout = 0
-        attempts = 0
+        st = _Attempts()
         transient = 0
         max_transient = 0 if getattr(self.backend, "retries_itself", False) else self.max_retries
         while True:  # bounded: each branch below either returns or raises a counter
-            attempts += 1
+            st.attempts += 1
             try:
-                c: Completion = self._request(task, n_invalid)
+                c = self._request(task, st.invalid)
             except TransientError as e:
-                error = str(e)
+                st.error = str(e)
                 transient += 1
                 if transient > max_transient:
-                    break
-                delay = self.backoff_s * 2 ** (transient - 1)
-                self.sleep(delay * (1 + 0.1 * random.random()))
+                    return st.result(task, key), False
+                self.sleep(self.backoff_s * 2 ** (transient - 1) * (1 + 0.1 * random.random()))
                 continue
             except RequestRejected as e:
-                return Result(
-                    task, key, False, None, None, raw, f"rejected: {e}", attempts, tin, tout
-                ), True
-            tin += c.input_tokens
-            tout += c.output_tokens
-            raw = c.text
+                st.error = f"rejected: {e}"
+                return st.result(task, key), True
+            st.add(c)
             try:
-                parsed = self.interpret(task, c)
+                return st.result(task, key, self.interpret(task, c)), True
             except InvalidResponse as e:
-                error = f"invalid: {e}"
-                n_invalid += 1
-                if n_invalid > self.max_retries:
-                    break
-                continue
-            return Result(
-                task, key, True, parsed.get("accepted"), parsed, raw, "", attempts, tin, tout
-            ), True
-        cacheable = n_invalid > self.max_retries  # the model answered, just never validly
-        return Result(task, key, False, None, None, raw, error, attempts, tin, tout), cacheable
+                st.error = f"invalid: {e}"
+                st.invalid += 1
+                if st.invalid > self.max_retries:  # the model answered, just never validly
+                    return st.result(task, key), True
 
     def _run_threads(self, todo: list[tuple[str, Task]], bar) -> dict[str, Result]:
         out: dict[str, Result] = {}
@@ -331,7 +295,9 @@ class Judge:
                     for f in done:
                         running.pop(f)
                         res, cacheable = f.result()
-                        self._account(res, res.attempts, batch=False)
+                        self.usage.requests += res.attempts
+                        self.usage.retries += max(0, res.attempts - 1)
+                        self._charge(res, batch=False)
                         if cacheable:
                             self._store(res)
                         out[res.key] = res
@@ -345,73 +311,37 @@ class Judge:
                 raise
         return out
 
-    # -- batch ----------------------------------------------------------------
-
     def _ingest_batch(
         self,
         backend: OpenAIBatchBackend,
         batch: dict,
         tasks: dict[str, Task],
-        state: dict[str, dict],
+        state: dict[str, _Attempts],
         final: bool,
     ) -> dict[str, Result]:
         done: dict[str, Result] = {}
-        shapes = (
-            {k: t.prompt.shape for k, t in tasks.items()} if self.scoring == "logprob" else None
-        )
+        scored = self.scoring == "logprob"
+        shapes = {k: t.prompt.shape for k, t in tasks.items()} if scored else None
         for key, c in backend.results(batch, shapes).items():
             task = tasks.get(key)
             if task is None:
                 continue
-            st = state.setdefault(
-                key, {"attempts": 0, "invalid": 0, "in": 0, "out": 0, "raw": "", "error": ""}
-            )
-            st["attempts"] += 1
+            st = state.setdefault(key, _Attempts())
+            st.attempts += 1
             if isinstance(c, str):
-                st["error"] = c
+                st.error = c
                 continue
-            st["in"] += c.input_tokens
-            st["out"] += c.output_tokens
-            st["raw"] = c.text
-            pin, pout = price_of(self.prices, backend.model, True)
-            self.usage.input_tokens += c.input_tokens
-            self.usage.output_tokens += c.output_tokens
-            self.usage.cost_usd += c.input_tokens * pin + c.output_tokens * pout
+            st.add(c)
+            self._charge(c, batch=True)
             try:
-                parsed = self.interpret(task, c)
+                done[key] = st.result(task, key, self.interpret(task, c))
             except InvalidResponse as e:
-                st["invalid"] += 1
-                st["error"] = f"invalid: {e}"
-                if final or st["invalid"] > self.max_retries:
-                    res = Result(
-                        task,
-                        key,
-                        False,
-                        None,
-                        None,
-                        c.text,
-                        st["error"],
-                        st["attempts"],
-                        st["in"],
-                        st["out"],
-                    )
-                    self._store(res)
-                    done[key] = res
-                continue
-            res = Result(
-                task,
-                key,
-                True,
-                parsed.get("accepted"),
-                parsed,
-                c.text,
-                "",
-                st["attempts"],
-                st["in"],
-                st["out"],
-            )
-            self._store(res)
-            done[key] = res
+                st.invalid += 1
+                st.error = f"invalid: {e}"
+                if not final and st.invalid <= self.max_retries:
+                    continue
+                done[key] = st.result(task, key)
+            self._store(done[key])
         return done
 
     def _run_batch(self, todo: list[tuple[str, Task]], bar) -> dict[str, Result]:
@@ -419,7 +349,7 @@ class Judge:
         assert isinstance(backend, OpenAIBatchBackend)
         tasks = dict(todo)
         out: dict[str, Result] = {}
-        state: dict[str, dict] = {}
+        state: dict[str, _Attempts] = {}
         # resume: batches an earlier (interrupted) run already submitted and paid for
         for batch_id, keys in self.cache.open_batches(backend.kind, backend.model):
             if not set(keys) & tasks.keys():
@@ -427,17 +357,16 @@ class Judge:
             batch = backend.wait(batch_id, self.poll_s, sleep=self.sleep)
             out.update(self._ingest_batch(backend, batch, tasks, state, final=False))
             self.cache.close_batch(batch_id, batch.get("status", "done"))
+        scored = self.scoring == "logprob"
         for rnd in range(self.max_retries + 1):
             remaining = [k for k in tasks if k not in out]
             if not remaining:
                 break
             reqs = []
             for k in remaining:
-                t = tasks[k]
-                n_inv = state.get(k, {}).get("invalid", 0)
-                scored = self.scoring == "logprob"
+                n_inv = state[k].invalid if k in state else 0
                 body = backend.request_body(
-                    t.messages(),
+                    tasks[k].messages(),
                     temperature=0.0 if scored else self._temperature(n_inv),
                     max_tokens=self.max_tokens,
                     seed=self.seed + n_inv,
@@ -456,22 +385,9 @@ class Judge:
             bar.update(len(got))
         for k in tasks:  # never silently dropped: still missing = transport failure, uncached
             if k not in out:
-                st = state.get(k, {})
-                out[k] = Result(
-                    tasks[k],
-                    k,
-                    False,
-                    None,
-                    None,
-                    st.get("raw", ""),
-                    st.get("error", "no result in batch output"),
-                    st.get("attempts", 0),
-                    st.get("in", 0),
-                    st.get("out", 0),
-                )
+                st = state.get(k) or _Attempts(error="no result in batch output")
+                out[k] = st.result(tasks[k], k)
         return out
-
-    # -- public ---------------------------------------------------------------
 
     def run(self, tasks: Sequence[Task], desc: str = "judging") -> list[Result]:
         """Results in task order; identical requests are made (and paid) once."""
@@ -480,24 +396,11 @@ class Judge:
         first: dict[str, Task] = {}
         for k, t in zip(keys, tasks, strict=True):
             first.setdefault(k, t)
-        hits = self.cache.get_many(list(first))
-        results: dict[str, Result] = {}
-        for k, c in hits.items():
-            if not c.valid and self.retry_invalid:
-                continue
-            results[k] = Result(
-                first[k],
-                k,
-                c.valid,
-                c.accepted,
-                c.parsed,
-                c.raw,
-                c.error,
-                c.attempts,
-                c.input_tokens,
-                c.output_tokens,
-                cached=True,
-            )
+        results: dict[str, Result] = {
+            k: Result(first[k], **vars(c), cached=True)  # a cached row has Result's fields
+            for k, c in self.cache.get_many(list(first)).items()
+            if c.valid or not self.retry_invalid
+        }
         todo = [(k, t) for k, t in first.items() if k not in results]
         # grouped by prompt, consecutive requests share the long system prefix, which
         # llama.cpp (KV cache) and hosted APIs (prompt caching) reuse instead of re-reading
@@ -505,10 +408,9 @@ class Judge:
         with tqdm(total=len(todo), desc=desc, disable=None if self.progress else True) as bar:
             if todo:
                 if isinstance(self.backend, OpenAIBatchBackend):
-                    new = self._run_batch(todo, bar)
+                    results.update(self._run_batch(todo, bar))
                 else:
-                    new = self._run_threads(todo, bar)
-                results.update(new)
+                    results.update(self._run_threads(todo, bar))
         u = self.usage
         u.judgments += len(tasks)
         u.cached += sum(1 for k in keys if results[k].cached)
@@ -518,9 +420,7 @@ class Judge:
         for k, t in zip(keys, tasks, strict=True):
             r = results[k]
             if r.task is not t:  # a duplicate request: same answer, this task's labels
-                r = Result(
-                    t, k, r.valid, r.accepted, r.parsed, r.raw, r.error, r.attempts, 0, 0, True
-                )
+                r = replace(r, task=t, input_tokens=0, output_tokens=0, cached=True)
             if r.p_accept is not None:  # the calibrated verdict, from the cached probability
                 r.accepted = r.p_accept >= self.threshold(t.prompt)
             out.append(r)
@@ -584,12 +484,4 @@ def open_judge(config, *, backend: Backend | None = None, progress: bool = True,
     )
 
 
-__all__ = [
-    "FatalBackendError",
-    "Judge",
-    "Result",
-    "Shot",
-    "Task",
-    "Usage",
-    "results_table",
-]
+__all__ = ["FatalBackendError", "Judge", "Result", "Shot", "Task", "Usage", "results_table"]

@@ -1,15 +1,11 @@
 """The silver test set (paper section 4.3, Appendix E): LLM-validated test pairs.
 
-A stratified sample of the test split (equal allocation across markers, capped at each
-marker's size) is judged by the relation's two calibrated prompts on the input
-``"querySentence. Discourse-marker, goldSentence"``; a pair is kept only when *both*
-prompts accept it (an invalid answer counts as not accepted). Test queries of
-``needs_validation`` markers (``ratio.lexicon.tiers``), which the split holds out of
-``test/queries.parquet`` in ``test/pending_queries.parquet``, are sampled and judged with
-the others: the silver set is the only way they enter a test set. The result is written as
-a benchmark split, ``<build.out>/benchmark/silver/{queries,candidates,qrels}.parquet``,
-so ``ratio evaluate`` with ``evaluate.split = "silver"`` scores the silver queries
-against the test split's full candidate pool (copied unchanged into the silver folder).
+A marker-stratified sample of the test split is judged by the relation's two calibrated
+prompts; a pair is kept only when *both* accept it (an invalid answer counts as not
+accepted). Test queries of ``needs_validation`` markers (``ratio.lexicon.tiers``), held
+out of ``test/queries.parquet``, are sampled and judged with the others: the silver set is
+the only way they enter a test set. It is written as a benchmark split whose candidate
+pool is the source split's, copied unchanged.
 """
 
 from __future__ import annotations
@@ -25,6 +21,7 @@ import pyarrow.compute as pc
 
 from ratio.build.sample import stratified_sample
 from ratio.config import RunConfig
+from ratio.evaluation.overlap import texts_by_id
 from ratio.io import RatioError, atomic_path, write_parquet_atomic
 from ratio.judge.anaphora import anaphora_table
 from ratio.judge.prompts import Prompt, relation_prompts, silver_pair_text
@@ -84,13 +81,7 @@ def build_silver(
             raise RatioError(f"unknown relation {r!r}; known: {', '.join(RELATIONS)}")
     sizes = {**config.judge.silver_n, **(n or {})}
     names = {**config.judge.prompts, **(prompt_names or {})}
-    gold_text = dict(
-        zip(
-            bench.candidates["candidate_id"].to_pylist(),
-            bench.candidates["text"].to_pylist(),
-            strict=True,
-        )
-    )
+    gold_text = texts_by_id(bench.candidates, "candidate_id")
     all_results: list[Result] = []
     kept: dict[str, list[str]] = {}
     report: dict[str, Any] = {
@@ -108,11 +99,12 @@ def build_silver(
         results = judge.run(silver_tasks(sample, gold_text, prompts), desc=f"silver {rel}")
         decisions = keep_decisions(results, len(prompts))
         rows = sample.to_pylist()
-        kept[rel] = [r["query_id"] for r in rows if decisions.get(r["query_id"])]
+        flags = [bool(decisions.get(r["query_id"])) for r in rows]
+        kept[rel] = [r["query_id"] for r, keep in zip(rows, flags, strict=True) if keep]
         per_marker: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for row in rows:
+        for row, keep in zip(rows, flags, strict=True):
             per_marker[row["marker"]][0] += 1
-            per_marker[row["marker"]][1] += int(bool(decisions.get(row["query_id"])))
+            per_marker[row["marker"]][1] += int(keep)
         per_prompt = {}
         for p in prompts:
             rs = [r for r in results if r.task.prompt.id == p.id]
@@ -133,9 +125,7 @@ def build_silver(
                 m: {"sampled": s, "kept": k, "kept_fraction": _fraction(k, s)}
                 for m, (s, k) in sorted(per_marker.items(), key=lambda x: (-x[1][0], x[0]))
             },
-            "anaphora": anaphora_table(
-                [r["marker"] for r in rows], [bool(decisions.get(r["query_id"])) for r in rows]
-            ),
+            "anaphora": anaphora_table([r["marker"] for r in rows], flags),
         }
         all_results.extend(results)
         samples.append(sample)

@@ -1,13 +1,9 @@
 """Top-k candidate evaluation (paper 5.3-5.4, Tables 4, 13, 14, 15; Appendix G).
 
 Each (query, candidate) in a retriever's top 10 is judged by the relation's two top-k
-prompts (Appendix I.3) -- without the gold, the rank, the system or the other
-candidates. Hard agreement accepts a candidate when both prompts do, soft when either
-does. With the accepted candidates as relevance, HitRate/P/nDCG/MRR/MAP@10 are
-computed with ``ratio.metrics`` and averaged over *all* sampled queries (a query with
-no accepted candidate scores 0). The same judgments give the discovered-positive
-analysis (Appendix G) and, with the silver judgments, retriever-judge agreement
-(Table 13).
+prompts (Appendix I.3) without the gold, the rank, the system or the other candidates.
+Hard agreement accepts a candidate when both prompts do, soft when either does; the
+accepted candidates are the relevance for the metrics.
 """
 
 from __future__ import annotations
@@ -25,7 +21,7 @@ import pyarrow.parquet as pq
 
 from ratio.build.sample import stratified_sample
 from ratio.config import RunConfig
-from ratio.evaluation.overlap import StemmedTokenSets, jaccard
+from ratio.evaluation.overlap import StemmedTokenSets, jaccard, texts_by_id
 from ratio.io import RatioError, write_parquet_atomic
 from ratio.judge.prompts import relation_prompts
 from ratio.judge.runner import Judge, Result, Task, results_table, write_report
@@ -70,9 +66,8 @@ def accepted_sets(
     """mode -> query -> accepted candidate ids, for hard/soft agreement and each prompt."""
     votes: dict[tuple[str, str], dict[str, bool]] = defaultdict(dict)
     for r in results:
-        votes[(r.task.query_id, r.task.candidate_id)][r.task.prompt.id] = bool(
-            r.valid and r.accepted
-        )
+        t = r.task
+        votes[(t.query_id, t.candidate_id)][t.prompt.id] = bool(r.valid and r.accepted)
     out: dict[str, dict[str, set[str]]] = {m: defaultdict(set) for m in MODES}
     for (q, c), v in votes.items():
         flags = [v.get(p, False) for p in prompt_ids]
@@ -183,13 +178,10 @@ def silver_verdicts(path: Path, relation: str) -> dict[str, bool]:
     """query id -> both silver prompts accepted, from a silver ``judgments.parquet``."""
     if not path.is_file():
         return {}
-    t = pq.read_table(path, columns=["query_id", "tag", "accepted", "valid"])
     votes: dict[str, list[bool]] = defaultdict(list)
-    for q, tag, acc, valid in zip(
-        *(t[c].to_pylist() for c in ("query_id", "tag", "accepted", "valid")), strict=True
-    ):
-        if tag == relation:
-            votes[q].append(bool(valid and acc))
+    for row in pq.read_table(path, columns=["query_id", "tag", "accepted", "valid"]).to_pylist():
+        if row["tag"] == relation:
+            votes[row["query_id"]].append(bool(row["valid"] and row["accepted"]))
     return {q: all(v) for q, v in votes.items()}
 
 
@@ -231,7 +223,7 @@ def judge_topk(
     n_q = n_queries or config.judge.topk_queries
     loaded = {name: read_run(p, name=name) for name, p in runs.items()}
     q_rel = bench.queries.filter(pc.equal(bench.queries["relation"], relation))
-    gold_all = dict(zip(q_rel["query_id"].to_pylist(), q_rel["gold_id"].to_pylist(), strict=True))
+    gold_all = texts_by_id(q_rel, "query_id", "gold_id")
     common = set(q_rel["query_id"].to_pylist())
     for run in loaded.values():
         common &= set(run.query_ids)
@@ -243,14 +235,10 @@ def judge_topk(
     q_rel = q_rel.filter(pc.is_in(q_rel["query_id"], pa.array(sorted(common), pa.string())))
     sample = stratified_sample(q_rel, n_q, config.build.seed, by="marker")
     qids = sample["query_id"].to_pylist()
-    qtext = dict(zip(qids, sample["text"].to_pylist(), strict=True))
-    qpaper = dict(zip(qids, sample["paper_id"].to_pylist(), strict=True))
-    gold = dict(zip(qids, sample["gold_id"].to_pylist(), strict=True))
-    cands = bench.candidates
-    ctext = dict(zip(cands["candidate_id"].to_pylist(), cands["text"].to_pylist(), strict=True))
-    cpaper = dict(
-        zip(cands["candidate_id"].to_pylist(), cands["paper_id"].to_pylist(), strict=True)
-    )
+    qtext, ctext = texts_by_id(sample, "query_id"), texts_by_id(bench.candidates, "candidate_id")
+    qpaper = texts_by_id(sample, "query_id", "paper_id")
+    cpaper = texts_by_id(bench.candidates, "candidate_id", "paper_id")
+    gold = texts_by_id(sample, "query_id", "gold_id")
     prompts = relation_prompts("topk", relation, prompt_names or config.judge.prompts.get(relation))
     pids = [p.id for p in prompts]
 
@@ -278,15 +266,14 @@ def judge_topk(
     }
     for name, run in loaded.items():
         sub = run.truncate(k)
-        sys_lists = lists[name]
-        sys_res = [r for r in results if r.task.tag == name]
-        sys_acc = accepted_sets(sys_res, pids)
+        sys_acc = accepted_sets([r for r in results if r.task.tag == name], pids)
         entry: dict[str, Any] = {"run": str(runs[name])}
-        for mode in MODES:
-            entry[mode] = judged_metrics(sub, sys_acc[mode], qids, k)
+        entry |= {mode: judged_metrics(sub, sys_acc[mode], qids, k) for mode in MODES}
         entry["gold"] = judged_metrics(sub, {q: {gold[q]} for q in qids}, qids, k)
         entry["discovered"] = {
-            mode: discovered_positives(sys_lists, sys_acc[mode], gold, qpaper, cpaper, qtext, ctext)
+            mode: discovered_positives(
+                lists[name], sys_acc[mode], gold, qpaper, cpaper, qtext, ctext
+            )
             for mode in ("hard", "soft")
         }
         entry["accepted_per_list"] = {
