@@ -20,11 +20,19 @@ from dataclasses import dataclass
 from ratio.records import Section
 from ratio.text.hyphens import Vocabulary, decide
 from ratio.text.repair import repair_paper
-from ratio.text.sections import categorize, strip_numbering
+from ratio.text.sections import (
+    ACKS,
+    APPENDIX_HEAD,
+    REFERENCES,
+    bare_heading,
+    categorize,
+    heading_depth,
+    section_category,
+    strip_numbering,
+)
 
 # --- block-level patterns ---------------------------------------------------------
 
-_BLANK_SPLIT = re.compile(r"\n[ \t\r\f\v]*\n")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _FORMULA_COMMENT = re.compile(r"<!--\s*formula[^>]*-->")
 _MISSING_PAGE = re.compile(r"\[MISSING_PAGE_[A-Z]+(?::\d+)?\]")
@@ -75,18 +83,6 @@ _HYPHEN_END = re.compile(r"(?<![A-Za-z0-9\-])[A-Za-z]+(?:-[A-Za-z]+)*-$")
 _WORD_START = re.compile(r"[A-Za-z]+")
 _TERMINAL = frozenset(".!?:;\"'\u201d")
 
-_REFERENCES = re.compile(
-    r"^(?:references?|bibliography|references and notes|literature cited|works cited|citations"
-    r"|reference list|cited works)\b",
-    re.I,
-)
-# Sections without scientific prose: funding, contributions, availability statements.
-_ACKS = re.compile(
-    r"^(?:ackn?owle?d?g|funding\b|disclosure of funding|authors?'? contributions?"
-    r"|(?:code|data|code and data|data and code) availability|competing interests"
-    r"|conflicts? of interests?|disclaimer)",
-    re.I,
-)
 _CHECKLIST = re.compile(r"paper checklist|^checklist$|reproducibility checklist", re.I)
 _CHECKLIST_ITEM = re.compile(
     r"^(?:answer\b|justification\b|guidelines\b|question\b|\[\s*(?:yes|no|n/?a)\s*\]|important,? please|\d+\.\s|the answer na\b"
@@ -94,11 +90,6 @@ _CHECKLIST_ITEM = re.compile(
     r"|experimental setting|experiment statistical|experiments compute|code of ethics"
     r"|broader impacts$|safeguards$|licenses for existing|new assets$|crowdsourcing"
     r"|institutional review|declaration of llm)",
-    re.I,
-)
-_APPENDIX_HEAD = re.compile(
-    r"^(?:appendix|appendices|supplementary|supplemental|supplement\b|technical appendi"
-    r"|additional material|online appendix)",
     re.I,
 )
 _APPENDIX_NUMBERED = re.compile(r"^[A-H](?:\.\d+)+\.?\s+\S|^[A-H][.:]?\s+[A-Z]")
@@ -127,24 +118,20 @@ def _join_lines(lines: list[str], vocab: Vocabulary | None = None) -> str:
     ``ratio.text.hyphens.decide`` tells a broken word from a compound that broke at its
     hyphen ("time-\\nsynchronized" stays hyphenated).
     """
-    if len(lines) == 1:
-        return lines[0].strip()
     out = lines[0].strip()
     for nxt in lines[1:]:
         nxt = nxt.strip()
         if not nxt:
             continue
+        verdict = None
         if out.endswith("-") and nxt[:1].isalpha():
             m = _HYPHEN_END.search(out)
             right = _WORD_START.match(nxt)
             verdict = decide(m.group(0)[:-1], right.group(0), vocab) if m and right else None
-            if verdict == "join":
-                out = out[:-1] + nxt
-                continue
-            if verdict == "hyphen":
-                out = out + nxt
-                continue
-        out = out + " " + nxt
+        if verdict == "join":
+            out = out[:-1] + nxt
+        else:
+            out += nxt if verdict == "hyphen" else " " + nxt
     return out
 
 
@@ -258,6 +245,7 @@ def _tokenize(text: str) -> list[_Block]:
             i += 1
             continue
         c = s[0]
+        close = None  # a multi-line construct to skip: where it ends, from which line
         if c == "\x00":
             flush()
             out.append(_BREAK)
@@ -280,27 +268,16 @@ def _tokenize(text: str) -> list[_Block]:
         elif c == "\\" and s.startswith("\\begin{"):
             m = _ENV_BEGIN.match(s)
             if m:
-                flush()
-                env = m.group(1)
-                end = "\\end{" + env + "}"
-                i, rest = _skip_past(lines, i, end)
-                if env in _MATH_ENVS:
-                    out.append(_BREAK)
-                if rest:
-                    buf.append(rest)
-                continue
+                close, start, is_math = "\\end{" + m.group(1) + "}", i, m.group(1) in _MATH_ENVS
         elif c == "\\" and s.startswith("\\[") and "\\]" not in s:
-            # multi-line display math
-            flush()
-            i, rest = _skip_past(lines, i, "\\]")
-            out.append(_BREAK)
-            if rest:
-                buf.append(rest)
-            continue
+            close, start, is_math = "\\]", i, True  # multi-line display math
         elif c == "$" and s.startswith("$$") and s.count("$$") == 1:
+            close, start, is_math = "$$", i + 1, True
+        if close is not None:
             flush()
-            i, rest = _skip_past(lines, i + 1, "$$")
-            out.append(_BREAK)
+            i, rest = _skip_past(lines, start, close)
+            if is_math:
+                out.append(_BREAK)
             if rest:
                 buf.append(rest)
             continue
@@ -363,30 +340,29 @@ def _block_items(
 
 
 def _keep_item(item: _Item, drops: Counter) -> bool:
+    reason = _drop_reason(item)
+    if reason is not None:
+        drops[reason] += 1
+    return reason is None
+
+
+def _drop_reason(item: _Item) -> str | None:
     t = item.text
     if (
         _CAPTION.match(t)
         or (_ALGO_TITLE.match(t) and len(t) < 200 and t[-1] not in ".:")
         or (_SUBCAPTION.match(t) and len(t) < 150 and t[-1] not in ".:;,")
     ):
-        drops["caption"] += 1
-        return False
+        return "caption"
     if t.startswith(("<latexit", "&lt;latexi")):
-        drops["non_text"] += 1
-        return False
+        return "non_text"
     if _ALGO_LINE.match(t) and len(t) < 300:
-        drops["code"] += 1
-        return False
+        return "code"
     if _FOOTNOTE.match(t) and not item.is_list:
-        drops["footnote"] += 1
-        return False
+        return "footnote"
     if _REFERENCE_ENTRY.match(t) and _YEAR.search(t):
-        drops["reference"] += 1
-        return False
-    if not _letters_ok(t):
-        drops["non_text"] += 1
-        return False
-    return True
+        return "reference"
+    return None if _letters_ok(t) else "non_text"
 
 
 def _is_sentence(t: str) -> bool:
@@ -442,8 +418,8 @@ def _parse(text: str, extractor: str, drops: Counter) -> list[Section]:
 
 
 def _as_bare_heading(block: _Block) -> _Block:
-    """A one-line block that is a heading without its '#' (:func:`_bare_heading`) as one."""
-    if isinstance(block, _Lines) and len(block.lines) == 1 and _bare_heading(block.lines[0]):
+    """A one-line block that is a heading without its '#' (:func:`bare_heading`) as one."""
+    if isinstance(block, _Lines) and len(block.lines) == 1 and bare_heading(block.lines[0]):
         return _Heading(2, block.lines[0].strip())
     return block
 
@@ -563,11 +539,9 @@ class _Body:
         if self._starts_appendix(raw, bare.lower()):
             self.in_appendix = True
             bare = strip_numbering(raw, appendix=True)
-        depth = _depth(raw, level, self.extractor)
-        section = Section(
-            heading=bare, category=self._category(bare, depth), is_appendix=self.in_appendix
-        )
-        self.open(section, depth=depth)
+        depth = heading_depth(raw, level, self.extractor)
+        cat = section_category(bare, depth, self.sections, self.depths, self.in_appendix)
+        self.open(Section(heading=bare, category=cat, is_appendix=self.in_appendix), depth=depth)
         self.pending_hard = True
 
     def _skips(self, low: str, bare_low: str) -> bool:
@@ -577,7 +551,7 @@ class _Body:
             _CHECKLIST_ITEM.match(low) or _CHECKLIST_ITEM.match(bare_low)
         ):
             return True
-        if _REFERENCES.match(bare_low):
+        if REFERENCES.match(bare_low):
             self.mode, self.after_refs = "refs", True
             self.drops["references_section"] += 1
             return True
@@ -585,7 +559,7 @@ class _Body:
             self.mode = "checklist"
             self.drops["checklist_section"] += 1
             return True
-        if _ACKS.match(bare_low) or _CONTENTS.match(bare_low):
+        if ACKS.match(bare_low) or _CONTENTS.match(bare_low):
             self.mode = "skip"
             self.drops["skipped_section"] += 1
             return True
@@ -593,23 +567,11 @@ class _Body:
 
     def _starts_appendix(self, raw: str, bare_low: str) -> bool:
         return bool(
-            _APPENDIX_HEAD.match(raw.lower())
+            APPENDIX_HEAD.match(raw.lower())
             or (self.after_refs and bare_low != "abstract")
             or _APPENDIX_NUMBERED.match(raw)
             and (self.after_refs or self.in_appendix or _has_conclusion(self.sections))
         )
-
-    def _category(self, bare: str, depth: int) -> str:
-        cat = categorize(bare) if bare else "other"
-        if cat == "other":
-            cat = _parent_category(self.sections, self.depths, depth, self.in_appendix) or "other"
-        if cat == "other" and not self.in_appendix and depth == 1 and _in_core(self.sections):
-            # an unnamed top-level section between the introduction and the
-            # experiments is, in ML papers, almost always the method
-            cat = "method"
-        if self.in_appendix and cat == "other":
-            cat = "appendix"
-        return cat
 
     def _lines(self, lines: list[str]) -> None:
         block = _block_items(lines, self.drops, self.vocab)
@@ -633,21 +595,6 @@ class _Body:
                 self.items_of[-1].append(it)
 
 
-_SMALL_WORDS = frozenset("a an and as at by for from in of on or the to with via vs".split())
-
-
-def _bare_heading(line: str) -> bool:
-    """A heading Nougat lost the '#' of: a short standalone known section name."""
-    t = line.strip().strip("*_ ")
-    if not t or len(t) > 60 or t[-1] in ".,;:?!" or not t[0].isupper() or t.count(" ") > 5:
-        return False
-    words = t.split()
-    if len(words) > 2 and any(w[0].islower() and w not in _SMALL_WORDS for w in words):
-        return False  # a short sentence ("We minimize the loss"), not a title
-    b = strip_numbering(t)
-    return bool(_REFERENCES.fullmatch(b) or _APPENDIX_HEAD.match(b) or categorize(b) != "other")
-
-
 def _title_like(t: str) -> bool:
     """A short capitalized line without sentence punctuation, e.g. "Warm-up: Mean Estimation"."""
     t = t.strip("*_ ")
@@ -663,45 +610,6 @@ def _title_like(t: str) -> bool:
 
 def _has_conclusion(sections: list[Section]) -> bool:
     return any(s.category == "conclusion" for s in sections)
-
-
-_DEPTH_NUM = re.compile(r"^(?:[A-Z]|\d+)((?:\.\d+)*)\.?\s")
-
-
-def _depth(raw: str, level: int, extractor: str) -> int:
-    """Nesting depth: from the numbering when present ("3.2" = 2), else from the #-level."""
-    m = _DEPTH_NUM.match(raw)
-    if m and (m.group(1) or raw[0].isdigit()):
-        return 1 + m.group(1).count(".")
-    if extractor == "docling":
-        return 1  # docling writes every heading as "##"
-    return max(1, level - 1)
-
-
-_LATER = frozenset(("experiments", "results", "discussion", "conclusion"))
-
-
-def _in_core(sections: list[Section]) -> bool:
-    """True between the introduction and the first experiments/results/conclusion section."""
-    seen_intro = False
-    for sec in sections:
-        if sec.category in _LATER:
-            return False
-        if sec.category == "introduction":
-            seen_intro = True
-    return seen_intro
-
-
-def _parent_category(
-    sections: list[Section], levels: list[int], depth: int, in_appendix: bool
-) -> str | None:
-    """The category of the enclosing section, never across the main-body/appendix line."""
-    for sec, lvl in zip(reversed(sections), reversed(levels), strict=True):
-        if sec.is_appendix != in_appendix:
-            return None
-        if lvl < depth:
-            return sec.category if sec.category != "other" else None
-    return None
 
 
 def _mark_math(items_of: list[list[_Item]]) -> None:

@@ -26,20 +26,18 @@ import statistics
 from collections import Counter
 
 from ratio.records import Section
+from ratio.text.clean import CIT, MATH
 from ratio.text.hyphens import Vocabulary, repair_hyphens
-from ratio.text.markdown import (
-    _ACKS,
-    _APPENDIX_HEAD,
-    _CAPTION,
-    _EMAIL,
-    _REFERENCES,
-    _bare_heading,
-    _depth,
-    _in_core,
-    _letters_ok,
-    _parent_category,
+from ratio.text.markdown import _CAPTION, _EMAIL, _letters_ok
+from ratio.text.sections import (
+    ACKS,
+    APPENDIX_HEAD,
+    REFERENCES,
+    bare_heading,
+    heading_depth,
+    section_category,
+    strip_numbering,
 )
-from ratio.text.sections import categorize, strip_numbering
 
 # ----------------------------------------------------------------------------- headings
 
@@ -180,8 +178,6 @@ _TEX_BRACE_FONT = re.compile(r"\{\\(?:bf|it|em|tt|sc|rm|sf|small|large|footnotes
 _TEX_INLINE_MATH = re.compile(r"\$[^$\n]{1,200}\$|\\\(.{1,200}?\\\)")
 _TEX_COMMAND = re.compile(r"\\[a-zA-Z]+\*?(?:\[[^\]]*\])?(?:\{[^{}]*\})?")
 _SPACES = re.compile(r"(?<=\S)[ \t]{2,}")
-MATH = "[MATH]"
-CIT = "[CIT]"
 
 
 def has_tex_residue(text: str) -> bool:
@@ -263,7 +259,7 @@ def _heading(line: str, prev: str, nxt: str = "") -> str | None:
         return None
     if nxt and not (nxt[0].isupper() or nxt[0] in "\"'\u201c([" or _NUMBERED_HEAD.match(nxt)):
         return None
-    if _bare_heading(s):
+    if bare_heading(s):
         return s  # a known section name alone on a line ends any run of text before it
     if prev and _RUNS_ON.search(prev):
         return None
@@ -338,29 +334,23 @@ class _Builder:
         self.in_caption = False
         bare = strip_numbering(raw, appendix=self.after_refs or self.in_appendix)
         low = bare.lower()
-        if bibliography and _REFERENCES.match(low):
+        if bibliography and REFERENCES.match(low):
             self.mode, self.after_refs = "refs", True
             self.drops["references_section"] += 1
             return
-        if _ACKS.match(low):
+        if ACKS.match(low):
             self.mode = "skip"
             self.drops["skipped_section"] += 1
             return
         if self.after_refs and not (
-            _APPENDIX_HEAD.match(low) or re.match(r"^[A-H](?:\.\d+)*\.?\s+\S", raw.strip())
+            APPENDIX_HEAD.match(low) or re.match(r"^[A-H](?:\.\d+)*\.?\s+\S", raw.strip())
         ):
             return  # inside the bibliography only an appendix heading ends it
-        if _APPENDIX_HEAD.match(low) or self.after_refs:
+        if APPENDIX_HEAD.match(low) or self.after_refs:
             self.in_appendix = True
         self.mode = "body"
-        depth = _depth(raw, 2, "plain")
-        cat = categorize(bare) if bare else "other"
-        if cat == "other":
-            cat = _parent_category(self.sections, self.levels, depth, self.in_appendix) or "other"
-        if cat == "other" and not self.in_appendix and depth == 1 and _in_core(self.sections):
-            cat = "method"  # an unnamed top-level section between introduction and experiments
-        if self.in_appendix and cat == "other":
-            cat = "appendix"
+        depth = heading_depth(raw, 2, "plain")
+        cat = section_category(bare, depth, self.sections, self.levels, self.in_appendix)
         title = bare if not raw.isupper() else bare.title()
         self.add(Section(heading=title, category=cat, is_appendix=self.in_appendix), depth)
 
@@ -513,35 +503,22 @@ def _capitalized_share(text: str) -> float:
 
 def _front_matter(lines: list[str], b: _Builder, drops: Counter) -> None:
     """Keep the unlabeled abstract of a title block: runs of full lines that make prose."""
-    paras: list[list[str]] = []
-    run: list[str] = []
-    short = 0.6 * b.width
+    paras: list[list[str]] = [[]]
     for ln in lines:
-        if not ln:
-            if run:
-                paras.append(run)
-            run = []
+        if b.wrapped:
+            prose = len(ln) >= 0.6 * b.width
+        else:
+            prose = bool(_TERMINAL_END.search(ln)) and ln.count(" ") >= 7
+        if prose:
+            paras[-1].append(ln)
             continue
-        if b.wrapped and len(ln) < short:
-            if run and _TERMINAL_END.search(ln):
-                run.append(ln)  # the last line of a paragraph
-            else:
-                drops["front_matter"] += 1  # a title, author or affiliation line
-            if run:
-                paras.append(run)
-            run = []
-            continue
-        if not b.wrapped and not (_TERMINAL_END.search(ln) and ln.count(" ") >= 7):
-            if run:
-                paras.append(run)
-            run = []
-            drops["front_matter"] += 1
-            continue
-        run.append(ln)
-    if run:
-        paras.append(run)
+        if ln and b.wrapped and paras[-1] and _TERMINAL_END.search(ln):
+            paras[-1].append(ln)  # the last line of a paragraph
+        elif ln:
+            drops["front_matter"] += 1  # a title, author or affiliation line
+        paras.append([])
     kept = []
-    for para in paras:
+    for para in filter(None, paras):
         t = " ".join(para)
         if (
             len(t) >= 200
