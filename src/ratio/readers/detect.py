@@ -149,12 +149,11 @@ def detect_inputs(inputs: list[str], exclude: tuple[str | Path, ...] = ()) -> De
                 if kind is None or f.resolve() in skip:
                     det.ignored.append(str(f.relative_to(path)) if path.is_dir() else str(f))
                 elif kind == "json":
-                    try:
-                        fmt = _json_file_format(f)
-                    except _UnknownJson as e:
+                    fmt = _json_file_format(f)
+                    if isinstance(fmt, InputError):
                         if not path.is_dir():
-                            raise RatioError(f"{e}; {_format_help()}") from None
-                        det.unknown.append(e.error)
+                            raise RatioError(f"{fmt}; {_format_help()}")
+                        det.unknown.append(fmt)
                         continue
                     det.shards.append((str(f), fmt))
                     det.files[fmt] += 1
@@ -180,30 +179,15 @@ def detect_inputs(inputs: list[str], exclude: tuple[str | Path, ...] = ()) -> De
     return det
 
 
-class _UnknownJson(Exception):
-    """A JSON file no reader takes; ``error`` says which and why."""
-
-    def __init__(self, error: InputError):
-        super().__init__(str(error))
-        self.error = error
-
-
-def _json_file_format(path: Path) -> str:
+def _json_file_format(path: Path) -> str | InputError:
+    """The reader of a JSON file, or the ``unknown_format`` error saying why none takes it."""
     try:
         rec = first_record(path)
     except InputError as e:
-        raise _UnknownJson(
-            InputError(path, e.line, f"{e.reason}; cannot tell its format", "unknown_format")
-        ) from e
+        return InputError(path, e.line, f"{e.reason}; cannot tell its format", "unknown_format")
     fmt = json_format(rec) if rec is not None else None
     if fmt is None:
         keys = ", ".join(sorted(rec)[:12]) if rec else "no JSON object"
-        raise _UnknownJson(
-            InputError(
-                path,
-                None,
-                f"cannot tell the format from its first record (keys: {keys})",
-                "unknown_format",
-            )
-        )
+        reason = f"cannot tell the format from its first record (keys: {keys})"
+        return InputError(path, None, reason, "unknown_format")
     return fmt

@@ -66,11 +66,7 @@ register_reader("pes2o", suffixes=_SUFFIXES)(read_s2orc_v2)
 
 def _spans(annotations: dict[str, Any], *names: str) -> list[dict[str, Any]]:
     """Decode one annotation type (a JSON string, a list, or null) into sorted valid spans."""
-    raw: Any = None
-    for name in names:
-        if annotations.get(name) is not None:
-            raw = annotations[name]
-            break
+    raw: Any = next((annotations[n] for n in names if annotations.get(n) is not None), None)
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
