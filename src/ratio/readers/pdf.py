@@ -26,14 +26,9 @@ from pathlib import Path
 from ratio.io import InputError, RatioError
 from ratio.readers._common import folder_papers
 from ratio.readers.base import DropReport, register_reader
-from ratio.readers.pdf_layout import (  # noqa: F401 - join_line_break: part of this module's API
-    PageText,
-    Segment,
-    guess_title,
-    join_line_break,
-    layout_markdown,
-)
+from ratio.readers.pdf_layout import PageText, Segment, guess_title, layout_markdown
 from ratio.records import Paper
+from ratio.text.hyphens import join_line_break  # noqa: F401 - imported from here by callers
 from ratio.text.markdown import parse_markdown
 
 SUFFIXES: tuple[str, ...] = (".pdf",)

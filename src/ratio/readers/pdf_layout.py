@@ -19,7 +19,7 @@ glyphs at positions, so they are rebuilt:
    than the body text, or a known unnumbered heading ("Abstract", "References"), becomes a
    heading.
 5. **Hyphens.** A word broken at a line end is joined or keeps its hyphen as
-   ``ratio.text.hyphens`` decides from the paper's own spelling (``join_line_break``).
+   ``ratio.text.hyphens.join_line_break`` decides from the paper's own spelling.
 6. **References.** The entries under a "References" heading are dropped up to the next
    heading (an appendix), while the layout still shows where the list ends.
 
@@ -39,11 +39,10 @@ from itertools import pairwise
 
 import numpy as np
 
-from ratio.text.hyphens import Vocabulary, decide
+from ratio.text.hyphens import Vocabulary, join_line_break
 from ratio.text.sections import categorize
 
 BAND = 0.08  # top/bottom fraction of the page where running headers and footers live
-_SOFT_HYPHENS = "-\u00ad\ufffe\x02\u2010"
 _PAGE_NUMBER = re.compile(
     r"^\W*(?:page\s*)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s*(?:of|/)\s*\d{1,4})?\W*$", re.I
 )
@@ -59,7 +58,6 @@ _KNOWN_HEADINGS = re.compile(
     r"|appendix|appendices|supplementary material)$",
     re.I,
 )
-_WORD = re.compile(r"[A-Za-z]+")
 _TERMINAL = ".!?:"
 _BREAK = "break"  # a block kind: display material stood here, the prose around it is not adjacent
 
@@ -186,11 +184,10 @@ def _drop_margins(pages: list[PageText], body: float) -> None:
         kept = []
         for s in p.segments:
             t = s.text
-            if _BARE_INT.match(t) and (s.x1 <= x_min + 1 or s.x0 >= x_max - 1):
+            outside = s.x1 <= x_min + 1 or s.x0 >= x_max - 1
+            if _BARE_INT.match(t) and outside:
                 continue  # review-copy line number in the margin
-            if _ARXIV_STAMP.search(t) and (
-                s.x1 <= x_min + 1 or s.x0 >= x_max - 1 or s.bottom - s.top > 3 * (s.x1 - s.x0)
-            ):
+            if _ARXIV_STAMP.search(t) and (outside or s.bottom - s.top > 3 * (s.x1 - s.x0)):
                 continue
             if _in_band(s, p) and (_PAGE_NUMBER.match(t) or in_band[_norm_key(t)] >= repeat_min):
                 continue
@@ -229,11 +226,8 @@ def _gutter(page: PageText, known: float | None = None) -> float | None:
         runs = np.split(best, np.flatnonzero(np.diff(best) > 1) + 1)
         run = max(runs, key=len)
         g = float(xs[run[len(run) // 2]])
-    left = sum(1 for s in segs if s.x1 <= g)
-    right = sum(1 for s in segs if s.x0 >= g)
-    if left < 0.2 * len(segs) or right < 0.2 * len(segs):
-        return None
-    return g
+    smaller_column = min(sum(s.x1 <= g for s in segs), sum(s.x0 >= g for s in segs))
+    return g if smaller_column >= 0.2 * len(segs) else None
 
 
 @dataclass(slots=True)
@@ -327,11 +321,10 @@ def _drop_footnotes(rows: list[_Row], body: float) -> list[_Row]:
 def _edges(rows: list[_Row], body: float) -> tuple[float, float]:
     """A column's left and right text edges, from its body-size rows."""
     base = [r for r in rows if abs(r.size - body) < 0.6] or rows
+    x0, x1 = [r.x0 for r in base], [r.x1 for r in base]
     if len(base) < 3:
-        return min(r.x0 for r in base), max(r.x1 for r in base)
-    q0 = statistics.quantiles([r.x0 for r in base], n=10)
-    q1 = statistics.quantiles([r.x1 for r in base], n=10)
-    return q0[0], q1[-1]
+        return min(x0), max(x1)
+    return statistics.quantiles(x0, n=10)[0], statistics.quantiles(x1, n=10)[-1]
 
 
 def _line_pitch(chunks: list[_Chunk], body: float) -> float:
@@ -490,29 +483,3 @@ def _join_rows(rows: list[str], vocab: Vocabulary) -> str:
     for nxt in rows[1:]:
         out = join_line_break(out, nxt, vocab)
     return out.replace("\ufffe", "-")
-
-
-def join_line_break(left: str, right: str, vocab: Vocabulary | None = None) -> str:
-    """Join two lines of a paragraph, repairing a word hyphenated across the break.
-
-    ``ratio.text.hyphens.decide`` tells a broken word ("represen-" + "tation") from a
-    compound that broke at its hyphen ("part-" + "of-speech"), from the paper's own spelling
-    (``vocab``) first. One case is settled here, where the break is known to be a line end:
-    TeX does not hyphenate an all-capitals word, so "GEC-" + "specific" is a compound.
-    PDFium marks the hyphens it takes for line-end ones with U+FFFE; any such mark that is
-    not a break's stays a hyphen.
-    """
-    if not left or left[-1] not in _SOFT_HYPHENS:
-        return left + " " + right
-    m = _BROKEN_HEAD.search(left)
-    n = _WORD.match(right)
-    if not m or not n:
-        return left[:-1] + "-" + right
-    head, tail = m.group(1), n.group(0)
-    verdict = "hyphen" if head[-1].isupper() else decide(head, tail, vocab)
-    if verdict is None:  # a suspended hyphen: "pre- and post-processing"
-        return left[:-1] + "- " + right
-    return left[:-1] + ("" if verdict == "join" else "-") + right
-
-
-_BROKEN_HEAD = re.compile(r"([A-Za-z][A-Za-z\-]*)[" + re.escape(_SOFT_HYPHENS) + r"]$")
