@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ratio.io import InputError, iter_lines, line_error
-from ratio.readers.base import DropReport
+from ratio.readers.base import DropReport, visible_files
 from ratio.records import Paper, Section
 
 JSONL_SUFFIXES: tuple[str, ...] = (".jsonl", ".jsonl.gz", ".jsonl.zst")
@@ -31,10 +31,8 @@ def iter_record_lines(path: Path, report: DropReport) -> Iterator[tuple[int, str
         err = line_error(line)
         if err is not None:
             report.skip(err)
-            continue
-        if not line.strip():
-            continue
-        yield lineno, line
+        elif line.strip():
+            yield lineno, line
 
 
 def iter_records(path: Path, report: DropReport) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -54,23 +52,14 @@ def iter_records(path: Path, report: DropReport) -> Iterator[tuple[int, dict[str
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
-            report.skip(
-                InputError(
-                    path, lineno, f"malformed JSON ({e.msg} at column {e.colno})", "malformed_json"
-                )
-            )
+            msg = f"malformed JSON ({e.msg} at column {e.colno})"
+            report.reject(path, lineno, msg, "malformed_json")
             continue
-        if not isinstance(obj, dict):
-            report.skip(
-                InputError(
-                    path,
-                    lineno,
-                    f"expected a JSON object, got {type(obj).__name__}",
-                    "not_an_object",
-                )
-            )
-            continue
-        yield lineno, obj
+        if isinstance(obj, dict):
+            yield lineno, obj
+        else:
+            msg = f"expected a JSON object, got {type(obj).__name__}"
+            report.reject(path, lineno, msg, "not_an_object")
 
 
 def decode_utf8(path: Path, data: bytes, report: DropReport) -> str | None:
@@ -79,10 +68,8 @@ def decode_utf8(path: Path, data: bytes, report: DropReport) -> str | None:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
-        col = e.start - (
-            data.rfind(b"\n", 0, e.start) + 1
-        )  # byte offset in the line, like iter_lines
-        report.skip(InputError(path, line, f"invalid UTF-8 at byte {col}", "invalid_utf8"))
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1)  # byte in the line, like iter_lines
+        report.reject(path, line, f"invalid UTF-8 at byte {col}", "invalid_utf8")
         return None
 
 
@@ -102,11 +89,8 @@ def _load_json_document(path: Path, report: DropReport) -> list[tuple[int, dict[
     except json.JSONDecodeError as e:
         if e.msg == "Extra data":  # several documents: one per line
             return None
-        report.skip(
-            InputError(
-                path, e.lineno, f"malformed JSON ({e.msg} at column {e.colno})", "malformed_json"
-            )
-        )
+        msg = f"malformed JSON ({e.msg} at column {e.colno})"
+        report.reject(path, e.lineno, msg, "malformed_json")
         return []
     items = obj if isinstance(obj, list) else [obj]
     out: list[tuple[int, dict[str, Any]]] = []
@@ -115,14 +99,8 @@ def _load_json_document(path: Path, report: DropReport) -> list[tuple[int, dict[
             out.append((i, item))
         else:
             where = f"item {i}" if isinstance(obj, list) else "document"
-            report.skip(
-                InputError(
-                    path,
-                    None,
-                    f"{where}: expected a JSON object, got {type(item).__name__}",
-                    "not_an_object",
-                )
-            )
+            msg = f"{where}: expected a JSON object, got {type(item).__name__}"
+            report.reject(path, None, msg, "not_an_object")
     return out
 
 
@@ -139,9 +117,7 @@ def record_id(
             continue
         if isinstance(value, (int, str)) and str(value).strip():
             return str(value).strip()
-    report.skip(
-        InputError(path, line, f"record has no id (looked for {', '.join(names)})", "missing_id")
-    )
+    report.reject(path, line, f"record has no id (looked for {', '.join(names)})", "missing_id")
     return None
 
 
@@ -154,11 +130,8 @@ def finish_paper(paper: Paper, report: DropReport) -> Paper | None:
             sec.paragraphs = paras
             sections.append(sec)
     if not sections:
-        report.skip(
-            InputError(
-                paper.source, paper.line or None, f"paper {paper.id!r} has no text", "empty_paper"
-            )
-        )
+        msg = f"paper {paper.id!r} has no text"
+        report.reject(paper.source, paper.line or None, msg, "empty_paper")
         return None
     paper.sections = sections
     return paper
@@ -190,14 +163,7 @@ def folder_papers(
     if not path.exists():
         raise InputError(path, None, "no such file or directory", "missing_file")
     if path.is_dir():
-        files = sorted(
-            p
-            for p in path.rglob("*")
-            if is_paper_file(p, suffixes)
-            and p.is_file()
-            and not any(part.startswith(".") for part in p.relative_to(path).parts)
-        )
-        root = path
+        files, root = [p for p in visible_files(path) if is_paper_file(p, suffixes)], path
     else:
         files, root = [path], path.parent
     for file in files:
@@ -285,3 +251,18 @@ def section(
     return Section(
         heading=clean_str(heading) or "", paragraphs=paragraphs or [], is_appendix=is_appendix
     )
+
+
+def body_sections(body: Any, number_key: str) -> list[Section]:
+    """Sections of a ``body_text`` list: consecutive paragraphs under one heading and number."""
+    sections: list[Section] = []
+    key: tuple[Any, Any] | None = None
+    for para in body if isinstance(body, list) else []:
+        if not isinstance(para, dict) or not isinstance(para.get("text"), str):
+            continue
+        heading, number = str_field(para, "section"), para.get(number_key)
+        if key != (heading, number):
+            sections.append(section(heading, is_appendix=is_appendix_number(number)))
+            key = (heading, number)
+        sections[-1].paragraphs.append(join_soft_breaks(para["text"]))
+    return sections

@@ -35,13 +35,8 @@ def register_reader(
     folder: bool = False,
 ):
     def deco(fn: ReaderFn) -> ReaderFn:
-        _REGISTRY[name] = Reader(
-            name,
-            fn,
-            suffixes,
-            folder,
-            (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else "",
-        )
+        doc = (fn.__doc__ or "").strip().partition("\n")[0]
+        _REGISTRY[name] = Reader(name, fn, suffixes, folder, doc)
         return fn
 
     return deco
@@ -83,6 +78,10 @@ class DropReport:
         if self.log is not None:
             self.log(msg)
 
+    def reject(self, source: str | Path, line: int | None, reason: str, kind: str) -> None:
+        """``skip`` the ``InputError`` made of these parts."""
+        self.skip(InputError(source, line, reason, kind))
+
     def count(self, kind: str, n: int = 1) -> None:
         """Count an item dropped on purpose (a filter, not an error)."""
         self.counts[kind] += n
@@ -96,14 +95,8 @@ def list_inputs(inputs: Iterable[str | Path], fmt: str) -> list[Path]:
     reader = get_reader(fmt)
     found: list[Path] = []
     for item in inputs:
-        s = str(item)
-        matches = (
-            [Path(m) for m in sorted(glob.glob(s))] if any(c in s for c in "*?[") else [Path(s)]
-        )
-        if not matches:
-            raise InputError(s, None, "no file matches this pattern", "missing_file")
-        for p in matches:
-            if not p.exists():
+        for p in expand_input(str(item)):
+            if not p.exists():  # a glob can match a broken link
                 raise InputError(p, None, "no such file or directory", "missing_file")
             if p.is_dir() and not reader.folder:
                 found.extend(
@@ -114,6 +107,28 @@ def list_inputs(inputs: Iterable[str | Path], fmt: str) -> list[Path]:
             else:
                 found.append(p)
     return found
+
+
+def expand_input(item: str) -> list[Path]:
+    """The paths a file name, folder or glob names; none is an ``InputError``."""
+    if any(c in item for c in "*?["):
+        matches = [Path(m) for m in sorted(glob.glob(item))]
+        if not matches:
+            raise InputError(item, None, "no file matches this pattern", "missing_file")
+        return matches
+    p = Path(item)
+    if not p.exists():
+        raise InputError(p, None, "no such file or directory", "missing_file")
+    return [p]
+
+
+def visible_files(folder: Path) -> list[Path]:
+    """The files under ``folder``, sorted, outside hidden folders."""
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
 
 
 def iter_papers(

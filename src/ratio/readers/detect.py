@@ -26,7 +26,6 @@ nothing fits, is an error naming the file and the formats to pick from with ``--
 
 from __future__ import annotations
 
-import glob
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -35,12 +34,11 @@ from typing import Any
 
 from ratio.io import InputError, RatioError, iter_lines
 from ratio.readers._common import dict_field, is_paper_file
-from ratio.readers.base import available_formats
+from ratio.readers.base import available_formats, expand_input, visible_files
 
 TEXT_SUFFIXES = (".txt", ".md")
 PDF_SUFFIXES = (".pdf",)
 JSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".json", ".json.gz", ".json.zst")
-_FOLDER_FORMATS = {"plaintext": TEXT_SUFFIXES, "pdf": PDF_SUFFIXES}
 _WHOLE_JSON_MAX = 64 << 20  # a pretty-printed .json paper is parsed whole up to this size
 
 
@@ -74,18 +72,6 @@ def _format_help() -> str:
     )
 
 
-def _expand(item: str) -> list[Path]:
-    if any(c in item for c in "*?["):
-        matches = [Path(m) for m in sorted(glob.glob(item))]
-        if not matches:
-            raise InputError(item, None, "no file matches this pattern", "missing_file")
-        return matches
-    p = Path(item)
-    if not p.exists():
-        raise InputError(p, None, "no such file or directory", "missing_file")
-    return [p]
-
-
 def _kind(path: Path) -> str | None:
     """'plaintext', 'pdf', 'json' or None (not a paper file) from the file name."""
     name = path.name.lower()
@@ -96,14 +82,6 @@ def _kind(path: Path) -> str | None:
     if name.endswith(JSON_SUFFIXES):
         return "json"
     return None
-
-
-def _files(folder: Path) -> list[Path]:
-    return sorted(
-        p
-        for p in folder.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    )
 
 
 def first_record(path: Path) -> dict[str, Any] | None:
@@ -163,20 +141,19 @@ def detect_inputs(inputs: list[str], exclude: tuple[str | Path, ...] = ()) -> De
     det = Detection()
     skip = {Path(e).resolve() for e in exclude}
     for item in inputs:
-        for path in _expand(str(item)):
-            files = _files(path) if path.is_dir() else [path]
+        for path in expand_input(str(item)):
+            files = visible_files(path) if path.is_dir() else [path]
             folder_kinds: Counter = Counter()
             for f in files:
                 kind = _kind(f)
                 if kind is None or f.resolve() in skip:
                     det.ignored.append(str(f.relative_to(path)) if path.is_dir() else str(f))
                 elif kind == "json":
-                    try:
-                        fmt = _json_file_format(f)
-                    except _UnknownJson as e:
+                    fmt = _json_file_format(f)
+                    if isinstance(fmt, InputError):
                         if not path.is_dir():
-                            raise RatioError(f"{e}; {_format_help()}") from None
-                        det.unknown.append(e.error)
+                            raise RatioError(f"{fmt}; {_format_help()}")
+                        det.unknown.append(fmt)
                         continue
                     det.shards.append((str(f), fmt))
                     det.files[fmt] += 1
@@ -202,30 +179,15 @@ def detect_inputs(inputs: list[str], exclude: tuple[str | Path, ...] = ()) -> De
     return det
 
 
-class _UnknownJson(Exception):
-    """A JSON file no reader takes; ``error`` says which and why."""
-
-    def __init__(self, error: InputError):
-        super().__init__(str(error))
-        self.error = error
-
-
-def _json_file_format(path: Path) -> str:
+def _json_file_format(path: Path) -> str | InputError:
+    """The reader of a JSON file, or the ``unknown_format`` error saying why none takes it."""
     try:
         rec = first_record(path)
     except InputError as e:
-        raise _UnknownJson(
-            InputError(path, e.line, f"{e.reason}; cannot tell its format", "unknown_format")
-        ) from e
+        return InputError(path, e.line, f"{e.reason}; cannot tell its format", "unknown_format")
     fmt = json_format(rec) if rec is not None else None
     if fmt is None:
         keys = ", ".join(sorted(rec)[:12]) if rec else "no JSON object"
-        raise _UnknownJson(
-            InputError(
-                path,
-                None,
-                f"cannot tell the format from its first record (keys: {keys})",
-                "unknown_format",
-            )
-        )
+        reason = f"cannot tell the format from its first record (keys: {keys})"
+        return InputError(path, None, reason, "unknown_format")
     return fmt

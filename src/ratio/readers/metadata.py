@@ -33,7 +33,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ratio.io import InputError, RatioError, write_parquet_atomic
+from ratio.io import RatioError, write_parquet_atomic
 from ratio.readers.base import DropReport
 from ratio.records import Paper
 from ratio.schemas import METADATA
@@ -70,14 +70,8 @@ def load_metadata(path: str | Path, report: DropReport) -> list[Row]:
         if row is None:
             continue
         if row.id in first_line:
-            report.skip(
-                InputError(
-                    p,
-                    line,
-                    f"duplicate id {row.id!r} (first on line {first_line[row.id]}); row ignored",
-                    "metadata_duplicate_id",
-                )
-            )
+            msg = f"duplicate id {row.id!r} (first on line {first_line[row.id]}); row ignored"
+            report.reject(p, line, msg, "metadata_duplicate_id")
             continue
         first_line[row.id] = line
         rows.append(row)
@@ -94,10 +88,8 @@ def _is_jsonl(p: Path, text: str) -> bool:
 
 def _csv_rows(p: Path, text: str):
     reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames or not {f.strip().lower() for f in reader.fieldnames} & {
-        "id",
-        "paper_id",
-    }:
+    names = {f.strip().lower() for f in reader.fieldnames or []}
+    if not names & {"id", "paper_id"}:
         raise RatioError(
             f"{p}:1: the header row needs an 'id' column (found: {', '.join(reader.fieldnames or [])})"
         )
@@ -112,12 +104,12 @@ def _jsonl_rows(p: Path, text: str, report: DropReport):
         try:
             rec = json.loads(s)
         except json.JSONDecodeError as e:
-            report.skip(InputError(p, line, f"malformed JSON ({e.msg})", "metadata_malformed"))
+            report.reject(p, line, f"malformed JSON ({e.msg})", "metadata_malformed")
             continue
-        if not isinstance(rec, dict):
-            report.skip(InputError(p, line, "expected a JSON object", "metadata_malformed"))
-            continue
-        yield line, {str(k).strip().lower(): v for k, v in rec.items()}
+        if isinstance(rec, dict):
+            yield line, {str(k).strip().lower(): v for k, v in rec.items()}
+        else:
+            report.reject(p, line, "expected a JSON object", "metadata_malformed")
 
 
 def _text(value) -> str | None:
@@ -130,7 +122,7 @@ def _text(value) -> str | None:
 def _row(p: Path, line: int, raw: dict, report: DropReport) -> Row | None:
     pid = _text(raw.get("id")) or _text(raw.get("paper_id"))
     if pid is None:
-        report.skip(InputError(p, line, "row has no id", "metadata_missing_id"))
+        report.reject(p, line, "row has no id", "metadata_missing_id")
         return None
     row = Row(id=pid, line=line, title=_text(raw.get("title")), venue=_text(raw.get("venue")))
     year = _text(raw.get("year"))
@@ -140,41 +132,19 @@ def _row(p: Path, line: int, raw: dict, report: DropReport) -> Row | None:
         if _YEAR.match(year) and 1500 <= int(year) <= 2199:
             row.year = int(year)
         else:
-            report.skip(
-                InputError(
-                    p,
-                    line,
-                    f"id {pid!r}: year {year!r} is not a year; year left empty",
-                    "metadata_bad_year",
-                )
-            )
+            msg = f"id {pid!r}: year {year!r} is not a year; year left empty"
+            report.reject(p, line, msg, "metadata_bad_year")
     date = _text(raw.get("date"))
     if date is not None:
         iso = _iso(date)
         if iso is None:
-            report.skip(
-                InputError(
-                    p,
-                    line,
-                    f"id {pid!r}: date {date!r} is not an ISO date (2008, 2008-08, 2008-08-18); "
-                    "date left empty",
-                    "metadata_bad_date",
-                )
-            )
+            msg = f"id {pid!r}: date {date!r} is not an ISO date (2008, 2008-08, 2008-08-18)"
+            report.reject(p, line, msg + "; date left empty", "metadata_bad_date")
         else:
-            row.date = iso
-            if row.year is None:
-                row.year = int(iso[:4])
-            elif row.year != int(iso[:4]):
-                report.skip(
-                    InputError(
-                        p,
-                        line,
-                        f"id {pid!r}: year {row.year} disagrees with date {iso}; the date's year is used",
-                        "metadata_bad_year",
-                    )
-                )
-                row.year = int(iso[:4])
+            if row.year is not None and row.year != int(iso[:4]):
+                msg = f"id {pid!r}: year {row.year} disagrees with date {iso}"
+                report.reject(p, line, msg + "; the date's year is used", "metadata_bad_year")
+            row.date, row.year = iso, int(iso[:4])
     return row
 
 
@@ -192,17 +162,8 @@ def _iso(value: str) -> str | None:
 
 def write_metadata(rows: list[Row], target: str | Path) -> str:
     """Write the checked rows as Parquet (read by every ingest worker); returns its digest."""
-    table = pa.table(
-        {
-            "id": [r.id for r in rows],
-            "title": [r.title for r in rows],
-            "year": [r.year for r in rows],
-            "date": [r.date for r in rows],
-            "venue": [r.venue for r in rows],
-            "line": [r.line for r in rows],
-        },
-        schema=METADATA,
-    )
+    columns = ("id", *FIELDS, "line")
+    table = pa.table({c: [getattr(r, c) for r in rows] for c in columns}, schema=METADATA)
     write_parquet_atomic(target, table)
     digest = hashlib.sha256()
     for r in rows:
@@ -212,8 +173,7 @@ def write_metadata(rows: list[Row], target: str | Path) -> str:
 
 @lru_cache(maxsize=2)
 def _lookup(path: str, mtime_ns: int) -> dict[str, dict]:
-    rows = pq.read_table(path).to_pylist()
-    return {r["id"]: r for r in rows}
+    return {r["id"]: r for r in pq.read_table(path).to_pylist()}
 
 
 def metadata_lookup(path: str | Path) -> dict[str, dict]:

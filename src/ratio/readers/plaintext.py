@@ -14,7 +14,6 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from ratio.io import InputError
 from ratio.readers._common import decode_utf8, folder_papers
 from ratio.readers.base import DropReport, register_reader
 from ratio.records import Paper
@@ -36,12 +35,10 @@ def _read_file(file: Path, pid: str, report: DropReport) -> Paper | None:
     try:
         data = file.read_bytes()
     except FileNotFoundError:
-        report.skip(
-            InputError(file, None, "file vanished while reading the folder", "missing_file")
-        )
+        report.reject(file, None, "file vanished while reading the folder", "missing_file")
         return None
     except OSError as e:
-        report.skip(InputError(file, None, f"cannot read: {e.strerror or e}", "unreadable_file"))
+        report.reject(file, None, f"cannot read: {e.strerror or e}", "unreadable_file")
         return None
     text = decode_utf8(file, data, report)
     if text is None:
@@ -56,6 +53,4 @@ def _read_file(file: Path, pid: str, report: DropReport) -> Paper | None:
     for reason, n in drops.items():
         if reason not in REPAIRS:
             report.count(reason, n)
-    return Paper(
-        id=pid, title=None, year=None, sections=sections, source=str(file), line=0, markup=markup
-    )
+    return Paper(pid, None, None, sections, source=str(file), markup=markup)

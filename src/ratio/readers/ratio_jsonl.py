@@ -13,7 +13,6 @@ from pathlib import Path
 
 import orjson
 
-from ratio.io import InputError
 from ratio.readers._common import iter_record_lines
 from ratio.readers.base import DropReport, register_reader
 from ratio.records import Paper
@@ -45,40 +44,34 @@ def read_ratio_jsonl(path: Path, report: DropReport) -> Iterator[Paper]:
         try:
             rec = orjson.loads(line)
         except orjson.JSONDecodeError as e:
-            report.skip(InputError(path, lineno, f"malformed JSON ({e})", "malformed_json"))
+            report.reject(path, lineno, f"malformed JSON ({e})", "malformed_json")
             continue
         if not isinstance(rec, dict):
-            report.skip(
-                InputError(path, lineno, "malformed JSON (not an object)", "malformed_json")
-            )
+            report.reject(path, lineno, "malformed JSON (not an object)", "malformed_json")
             continue
         pid = rec.get("id")
         if isinstance(pid, int) and not isinstance(pid, bool):
             pid = str(pid)
         if not isinstance(pid, str) or not pid.strip():
-            report.skip(InputError(path, lineno, "record has no 'id'", "missing_id"))
+            report.reject(path, lineno, "record has no 'id'", "missing_id")
             continue
         pid = pid.strip()
         text = rec.get("text")
         if not isinstance(text, str) or not text.strip():
-            report.skip(InputError(path, lineno, f"paper {pid!r} has no 'text'", "empty_paper"))
+            report.reject(path, lineno, f"paper {pid!r} has no 'text'", "empty_paper")
             continue
         extractor = _str_or_none(rec.get("extractor")) or "markdown"
         sections = parse_markdown(text, extractor)
         if not sections:
-            report.skip(
-                InputError(
-                    path, lineno, f"paper {pid!r} has no body text after cleanup", "empty_paper"
-                )
-            )
+            msg = f"paper {pid!r} has no body text after cleanup"
+            report.reject(path, lineno, msg, "empty_paper")
             continue
-        date = _str_or_none(rec.get("date"))
         yield Paper(
-            id=pid,
-            title=_str_or_none(rec.get("title")),
-            year=_year(rec.get("year")),
-            sections=sections,
-            date=date,
+            pid,
+            _str_or_none(rec.get("title")),
+            _year(rec.get("year")),
+            sections,
+            date=_str_or_none(rec.get("date")),
             venue=_str_or_none(rec.get("venue")),
             source=source,
             line=lineno,

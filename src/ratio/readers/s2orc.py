@@ -22,13 +22,11 @@ from typing import Any
 
 from ratio.readers._common import (
     JSONL_SUFFIXES,
+    body_sections,
     clean_str,
     dict_field,
-    is_appendix_number,
     join_soft_breaks,
     papers_from_records,
-    section,
-    str_field,
     to_year,
 )
 from ratio.readers.base import DropReport, register_reader
@@ -72,22 +70,14 @@ def _paper(rec: dict[str, Any], pid: str, path: Path, line: int) -> Paper:
         return value if value not in (None, "") else rec.get(name)
 
     parse = _find_parse(rec)
-    sections: list[Section] = []
     abstract = _abstract_paragraphs(parse.get("abstract")) or _abstract_paragraphs(
         field("abstract")
     )
-    if abstract:
-        sections.append(Section(heading="Abstract", paragraphs=abstract))
-    sections.extend(_body_sections(parse.get("body_text")))
-    return Paper(
-        id=pid,
-        title=clean_str(field("title")),
-        year=to_year(field("year")),
-        sections=sections,
-        venue=clean_str(field("venue")) or clean_str(field("journal")),
-        source=str(path),
-        line=line,
-    )
+    sections = [Section(heading="Abstract", paragraphs=abstract)] if abstract else []
+    sections += body_sections(parse.get("body_text"), "sec_num")
+    venue = clean_str(field("venue")) or clean_str(field("journal"))
+    title, year = clean_str(field("title")), to_year(field("year"))
+    return Paper(pid, title, year, sections, venue=venue, source=str(path), line=line)
 
 
 def _abstract_paragraphs(value: Any) -> list[str]:
@@ -108,18 +98,3 @@ def _abstract_paragraphs(value: Any) -> list[str]:
             if text:
                 out.append(text)
     return out
-
-
-def _body_sections(body: Any) -> list[Section]:
-    sections: list[Section] = []
-    key: tuple[Any, Any] | None = None
-    for para in body if isinstance(body, list) else []:
-        if not isinstance(para, dict) or not isinstance(para.get("text"), str):
-            continue
-        heading = str_field(para, "section")
-        number = para.get("sec_num")
-        if key != (heading, number) or not sections:
-            sections.append(section(heading, is_appendix=is_appendix_number(number)))
-            key = (heading, number)
-        sections[-1].paragraphs.append(join_soft_breaks(para["text"]))
-    return sections

@@ -66,11 +66,7 @@ register_reader("pes2o", suffixes=_SUFFIXES)(read_s2orc_v2)
 
 def _spans(annotations: dict[str, Any], *names: str) -> list[dict[str, Any]]:
     """Decode one annotation type (a JSON string, a list, or null) into sorted valid spans."""
-    raw: Any = None
-    for name in names:
-        if annotations.get(name) is not None:
-            raw = annotations[name]
-            break
+    raw: Any = next((annotations[n] for n in names if annotations.get(n) is not None), None)
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
@@ -98,8 +94,7 @@ def _metadata(rec: dict[str, Any]) -> tuple[int | None, str | None, str | None]:
     date = to_iso_date(rec.get("publicationdate")) or to_iso_date(rec.get("created"))
     # peS2o's "created" may be a bare year ("some only down to the year")
     year = to_year(rec.get("year")) or to_year(date) or to_year(rec.get("created"))
-    venue = clean_str(rec.get("venue"))
-    return year, date, venue
+    return year, date, clean_str(rec.get("venue"))
 
 
 def _annotated_paper(
@@ -126,21 +121,11 @@ def _annotated_paper(
     ]
     if abstract:
         sections.append(Section(heading="Abstract", paragraphs=abstract))
-
     paragraphs = _spans(ann, "paragraph")
     if not paragraphs:  # null annotations: only the text itself is known
         block_title, blocks = _plain_sections(text, guess_title=title is None)
-        return Paper(
-            pid,
-            title or block_title,
-            year,
-            sections + blocks,
-            date=date,
-            venue=venue,
-            source=str(path),
-            line=line,
-        )
-
+        title = title or block_title
+        sections += blocks
     headers = _spans(ann, "sectionheader", "section_header")
     h = 0
     current: Section | None = None
@@ -189,17 +174,8 @@ def _plain_sections(text: str, guess_title: bool) -> tuple[str | None, list[Sect
 
 
 def _pes2o_paper(rec: dict[str, Any], pid: str, path: Path, line: int) -> Paper:
-    text = str_field(rec, "text")
     title = clean_str(rec.get("title"))
-    block_title, sections = _plain_sections(text, guess_title=title is None)
+    block_title, sections = _plain_sections(str_field(rec, "text"), guess_title=title is None)
     year, date, venue = _metadata(rec)
-    return Paper(
-        pid,
-        title or block_title,
-        year,
-        sections,
-        date=date,
-        venue=venue,
-        source=str(path),
-        line=line,
-    )
+    title = title or block_title
+    return Paper(pid, title, year, sections, date=date, venue=venue, source=str(path), line=line)

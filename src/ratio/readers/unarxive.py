@@ -18,12 +18,11 @@ from typing import Any
 
 from ratio.readers._common import (
     JSONL_SUFFIXES,
+    body_sections,
     clean_str,
     dict_field,
-    is_appendix_number,
     join_soft_breaks,
     papers_from_records,
-    section,
     str_field,
     to_iso_date,
     to_year,
@@ -66,24 +65,12 @@ def _paper(rec: dict[str, Any], pid: str, path: Path, line: int) -> Paper:
         abstract_text = str_field(meta, "abstract")
     if abstract_text.strip():
         sections.append(Section(heading="Abstract", paragraphs=[join_soft_breaks(abstract_text)]))
-
-    key: tuple[Any, Any] | None = None
-    body = rec.get("body_text")
-    for para in body if isinstance(body, list) else []:
-        if not isinstance(para, dict) or not isinstance(para.get("text"), str):
-            continue
-        heading = str_field(para, "section")
-        number = para.get("sec_number")
-        if key != (heading, number) or len(sections) == 0:
-            sections.append(section(heading, is_appendix=is_appendix_number(number)))
-            key = (heading, number)
-        sections[-1].paragraphs.append(join_soft_breaks(para["text"]))
-
+    sections += body_sections(rec.get("body_text"), "sec_number")
     return Paper(
-        id=pid,
-        title=clean_str(meta.get("title")),
-        year=year,
-        sections=sections,
+        pid,
+        clean_str(meta.get("title")),
+        year,
+        sections,
         date=date,
         venue="arXiv",
         source=str(path),

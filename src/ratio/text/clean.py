@@ -5,12 +5,14 @@ same way everywhere: every inline formula becomes ``[MATH]`` and every citation
 marker (a single reference or a whole group) becomes one ``[CIT]``. This runs on
 every paragraph of the corpus, so it is a short fixed sequence of precompiled
 ``re.sub`` calls with static replacements, each guarded by a cheap substring test.
+``strip_tex_residue`` writes the same placeholders for the LaTeX left in plain text.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 
 MATH = "[MATH]"
 CIT = "[CIT]"
@@ -88,13 +90,10 @@ _EMPTY_PAREN = re.compile(r"\(\s*[,;:]?\s*\)|\[\s*[,;]?\s*\]")
 
 def _author_year(m: re.Match[str]) -> str:
     """Replace author-year items inside one parenthetical; drop it if only citations remain."""
-    inner = m.group(1)
-    parts = _SPLIT_GROUP.split(inner)
     out: list[str] = []
     changed = False
-    for part in parts:
-        cm = _CITE_ITEM.fullmatch(part.strip())
-        if cm:
+    for part in _SPLIT_GROUP.split(m.group(1)):
+        if _CITE_ITEM.fullmatch(part.strip()):
             changed = True
             lead = _LEAD.match(part.strip())
             out.append((lead.group(0) if lead else "") + CIT)
@@ -175,3 +174,57 @@ def clean_inline(paragraph: str, markup: str = "markdown") -> str:
     if ". " in s:
         s = _SPLIT_DECIMAL.sub(".", s)
     return s.strip()
+
+
+# --- LaTeX residue in plain text (a TeX-to-text conversion) ----------------------------
+
+_TEX_EVIDENCE = re.compile(r"\\[a-zA-Z]{2,}|\d?\.?\d+\s?(?:ex|em|pt)\s+plus\b|\[\\ref")
+# glue left by \vspace/\@startsection: "2.3ex plus .2ex", "-3.5ex plus -1ex minus -.2ex"
+_TEX_GLUE = re.compile(
+    r"-?\d*\.?\d+\s?(?:ex|em|pt|mm|cm|in|bp|mu)(?:\s+(?:plus|minus)\s+-?\d*\.?\d+\s?"
+    r"(?:ex|em|pt|mm|cm|in|bp|mu|fil+))+"
+)
+# LaTeXML-style references "([\ref=criterion])", "[\cite=smith2001]"
+_TEX_BRACKET_REF = re.compile(r"\(?\[\\(?:eq)?ref[^\]]*\]\)?")
+_TEX_BRACKET_CITE = re.compile(r"\[\\cite[^\]]*\]")
+_TEX_CITE = re.compile(r"\\(?:cite[a-zA-Z]*|nocite)\*?(?:\[[^\]]*\])*\{[^}]*\}")
+_TEX_REF = re.compile(r"~?\(?\\(?:ref|eqref|autoref|cref|Cref|pageref|label)\*?\{[^}]*\}\)?")
+_TEX_FONT = re.compile(
+    r"\\(?:emph|textbf|textit|texttt|textsc|textrm|textsf|underline|mbox|text)\{([^{}]*)\}"
+)
+_TEX_BRACE_FONT = re.compile(r"\{\\(?:bf|it|em|tt|sc|rm|sf|small|large|footnotesize)\s+([^{}]*)\}")
+_TEX_INLINE_MATH = re.compile(r"\$[^$\n]{1,200}\$|\\\(.{1,200}?\\\)")
+_TEX_COMMAND = re.compile(r"\\[a-zA-Z]+\*?(?:\[[^\]]*\])?(?:\{[^{}]*\})?")
+_SPACES = re.compile(r"(?<=\S)[ \t]{2,}")
+
+
+def has_tex_residue(text: str) -> bool:
+    """Whether text extracted from TeX kept commands or glue worth removing."""
+    return len(_TEX_EVIDENCE.findall(text, 0, 200_000)) >= 2
+
+
+def strip_tex_residue(line: str, counts: Counter | None = None) -> str:
+    """Remove the LaTeX a TeX-to-text conversion left behind in one line of text.
+
+    Citations become ``[CIT]`` and inline math ``[MATH]`` (as ``clean_inline`` writes them);
+    cross-references, labels, spacing glue and unknown commands go; font commands keep their
+    argument ("\\emph{word}" -> "word").
+    """
+    if "\\" not in line and " plus " not in line:
+        return line
+    before = line
+    line = _TEX_GLUE.sub(" ", line)
+    if "\\" in line:
+        line = _TEX_BRACKET_CITE.sub(CIT, line)
+        line = _TEX_BRACKET_REF.sub("", line)
+        line = _TEX_CITE.sub(CIT, line)
+        line = _TEX_REF.sub("", line)
+        line = _TEX_FONT.sub(r"\1", line)
+        line = _TEX_BRACE_FONT.sub(r"\1", line)
+        line = _TEX_INLINE_MATH.sub(MATH, line)
+        line = _TEX_COMMAND.sub("", line)
+    if line != before:
+        line = _SPACES.sub(" ", line)
+        if counts is not None:
+            counts["latex_residue"] += 1
+    return line

@@ -19,10 +19,9 @@ a suspended hyphen and is left exactly as written. A right side that starts with
 is joined only on evidence from rule 1 ("Word- Net" -> "WordNet" when the paper writes
 "WordNet"); otherwise the hyphen stays ("Bayes-\\nNash" -> "Bayes-Nash").
 
-API: :func:`repair_hyphens` repairs a whole text (a paper, a paragraph); :func:`decide`
-decides one break, for callers that join lines themselves (``ratio.text.markdown``).
-Both take a :class:`Vocabulary` built from the paper, so evidence from anywhere in the
-paper is used; build it once per paper and pass it to every call.
+:func:`repair_hyphens` repairs a whole text, :func:`decide` one break (``ratio.text.blocks``
+joins lines itself), :func:`join_line_break` two lines of a PDF paragraph. All take a
+:class:`Vocabulary` of the whole paper: build it once per paper and pass it to every call.
 """
 
 from __future__ import annotations
@@ -132,3 +131,31 @@ def repair_hyphens(
         return left + right if verdict == "join" else left + "-" + right
 
     return _BREAK.sub(fix, text)
+
+
+# The hyphens PDF text ends a line with; PDFium marks those it takes for line-end ones U+FFFE.
+_SOFT_HYPHENS = "-\u00ad\ufffe\x02\u2010"
+_BROKEN_HEAD = re.compile(r"([A-Za-z][A-Za-z\-]*)[" + re.escape(_SOFT_HYPHENS) + r"]$")
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def join_line_break(left: str, right: str, vocab: Vocabulary | None = None) -> str:
+    """Join two lines of a paragraph, repairing a word hyphenated across the break.
+
+    ``decide`` tells a broken word ("represen-" + "tation") from a compound that broke at its
+    hyphen ("part-" + "of-speech"), from the paper's own spelling (``vocab``) first. One case
+    is settled here, where the break is known to be a line end: TeX does not hyphenate an
+    all-capitals word, so "GEC-" + "specific" is a compound. A U+FFFE mark that is not a
+    break's stays a hyphen.
+    """
+    if not left or left[-1] not in _SOFT_HYPHENS:
+        return left + " " + right
+    m = _BROKEN_HEAD.search(left)
+    n = _WORD.match(right)
+    if not m or not n:
+        return left[:-1] + "-" + right
+    head, tail = m.group(1), n.group(0)
+    verdict = "hyphen" if head[-1].isupper() else decide(head, tail, vocab)
+    if verdict is None:  # a suspended hyphen: "pre- and post-processing"
+        return left[:-1] + "- " + right
+    return left[:-1] + ("" if verdict == "join" else "-") + right

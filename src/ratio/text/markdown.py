@@ -1,4 +1,4 @@
-"""Block-level structure and cleanup of extractor Markdown (Nougat ``.mmd``, docling).
+"""Section structure of extractor Markdown (Nougat ``.mmd``, docling, hand-written).
 
 The benchmark pairs *adjacent* sentences, so everything that is not running prose
 must go before segmentation: title/author blocks, references, tables, captions,
@@ -7,8 +7,8 @@ display equation leaves a hard paragraph break (the sentences around it are not
 adjacent prose); removing a footnote or caption that a page break dropped into the
 middle of a paragraph lets the two halves be joined again.
 
-Paragraph text stays raw inline Markdown/LaTeX; ``ratio.text.clean.clean_inline``
-handles inline math, citations and emphasis afterwards.
+``ratio.text.blocks`` cleans each block of lines; paragraph text stays raw inline
+Markdown/LaTeX for ``ratio.text.clean.clean_inline``.
 """
 
 from __future__ import annotations
@@ -18,13 +18,30 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ratio.records import Section
-from ratio.text.hyphens import Vocabulary, decide
+from ratio.text.blocks import (
+    ALGO_TITLE,
+    CAPTION,
+    DISPLAY,
+    EMAIL,
+    LIST_ITEM,
+    YEAR,
+    Item,
+    block_items,
+    keep_item,
+)
+from ratio.text.hyphens import Vocabulary
 from ratio.text.repair import repair_paper
-from ratio.text.sections import categorize, strip_numbering
+from ratio.text.sections import (
+    ACKS,
+    APPENDIX_HEAD,
+    REFERENCES,
+    bare_heading,
+    categorize,
+    heading_depth,
+    section_category,
+    strip_numbering,
+)
 
-# --- block-level patterns ---------------------------------------------------------
-
-_BLANK_SPLIT = re.compile(r"\n[ \t\r\f\v]*\n")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _FORMULA_COMMENT = re.compile(r"<!--\s*formula[^>]*-->")
 _MISSING_PAGE = re.compile(r"\[MISSING_PAGE_[A-Z]+(?::\d+)?\]")
@@ -34,59 +51,14 @@ _ENV_BEGIN = re.compile(
     r"|algorithm\*|lstlisting|verbatim|equation|equation\*|align|align\*|gather|gather\*"
     r"|multline|multline\*|eqnarray|eqnarray\*|array|minted)\}"
 )
-# Display math inside a block, with an optional trailing equation number "(3.1)".
-_DISPLAY_MATH = re.compile(
-    r"\\\[.*?\\\](?:[ \t]*\([ \t]*[A-Z]?[\d.]+[a-z]?[ \t]*\))?"
-    r"|\$\$.*?\$\$(?:[ \t]*\([ \t]*[A-Z]?[\d.]+[a-z]?[ \t]*\))?"
-    r"|\\begin\{(equation|align|gather|multline|eqnarray|displaymath)(\*?)\}.*?\\end\{\1\2\}"
-    r"(?:[ \t]*\([ \t]*[A-Z]?[\d.]+[a-z]?[ \t]*\))?",
-    re.S,
-)
-_LIST_ITEM = re.compile(r"^[ \t]*(?:[*+\-\u2022\u25e6\u25aa\u2023\u2013]|\d{1,2}[.)])[ \t]+")
-_CAPTION = re.compile(
-    r"^[\s*_]*(?:Figure|Fig\.|Table|Tab\.|Algorithm|Listing|Alg\.)[ \t~]*"
-    r"(?:S?[A-Z]?\d+(?:\.\d+)*[a-z]?|[IVX]+)[ \t*_]*(?:[:.|\-\u2013\u2014]|\*\*|$)"
-)
-_ALGO_TITLE = re.compile(r"^[\s*_]*(?:Algorithm|Procedure)\s*\d+\b")
-_FOOTNOTE = re.compile(
-    r"^(?:Footnote\s*[^\s:]*\s*:"  # Nougat "Footnote 3: ..."
-    r"|\\\(\s*\{\}\^\{[^}]*\}\s*\\\)"  # Nougat superscript marker first
-    r"|[\u2020\u2021\u00a7\u00b6*\u2217\u02da]\s*(?=[A-Z])"  # "† Corresponding author", "*Equal"
-    r"|\d{1,2}[ \t]+(?=https?://|www\.|[A-Z][a-z]))"  # docling "3 Notice that ..."
-)
-_INLINE_FOOTNOTE = re.compile(r"\s*\bFootnote\s*[^\s:]{0,6}\s*:.*$")
-_ALGO_LINE = re.compile(r"^(?:\d{1,3}:|Require:|Ensure:)\s")
-_SUBCAPTION = re.compile(r"^\([a-z]\)\s")
 _CHECKLIST_PARA = re.compile(r"paper checklist|^\W*\d+\.\s*\W*claims\W+question:", re.I)
-_REFERENCE_ENTRY = re.compile(r"^[\s*\-]*\[\d{1,4}\]\s*\S")
-_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
-_PIPE_LINE = re.compile(r"^\s*\|")
-_TABLE_ROW = re.compile(r"(?:&.*\\\\|\\hline|\\toprule|\\midrule|\\bottomrule|\\multicolumn)")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+|\{[^}]*\}@")
-_WORDY = re.compile(r"[A-Za-z]{3,} [A-Za-z]{2,} [A-Za-z]{2,} [A-Za-z]{2,}")
-_LETTERS = re.compile(r"[^\W\d_]+")
-_INLINE_MATH = re.compile(r"\\\(.*?\\\)|\$[^$]*\$", re.S)
 _MATH_ENVS = frozenset(
     e + star
     for e in ("equation", "align", "gather", "multline", "eqnarray", "array")
     for star in ("", "*")
 )
-_HYPHEN_END = re.compile(r"(?<![A-Za-z0-9\-])[A-Za-z]+(?:-[A-Za-z]+)*-$")
-_WORD_START = re.compile(r"[A-Za-z]+")
 _TERMINAL = frozenset(".!?:;\"'\u201d")
 
-_REFERENCES = re.compile(
-    r"^(?:references?|bibliography|references and notes|literature cited|works cited|citations"
-    r"|reference list|cited works)\b",
-    re.I,
-)
-# Sections without scientific prose: funding, contributions, availability statements.
-_ACKS = re.compile(
-    r"^(?:ackn?owle?d?g|funding\b|disclosure of funding|authors?'? contributions?"
-    r"|(?:code|data|code and data|data and code) availability|competing interests"
-    r"|conflicts? of interests?|disclaimer)",
-    re.I,
-)
 _CHECKLIST = re.compile(r"paper checklist|^checklist$|reproducibility checklist", re.I)
 _CHECKLIST_ITEM = re.compile(
     r"^(?:answer\b|justification\b|guidelines\b|question\b|\[\s*(?:yes|no|n/?a)\s*\]|important,? please|\d+\.\s|the answer na\b"
@@ -96,94 +68,10 @@ _CHECKLIST_ITEM = re.compile(
     r"|institutional review|declaration of llm)",
     re.I,
 )
-_APPENDIX_HEAD = re.compile(
-    r"^(?:appendix|appendices|supplementary|supplemental|supplement\b|technical appendi"
-    r"|additional material|online appendix)",
-    re.I,
-)
 _APPENDIX_NUMBERED = re.compile(r"^[A-H](?:\.\d+)+\.?\s+\S|^[A-H][.:]?\s+[A-Z]")
 _NUMBERED = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[IVX]{1,5}\.)\s+\S")
 _ABSTRACT_LEAD = re.compile(r"^[*_ ]*abstract[*_ ]*(?:[.:\u2014\u2013-][*_ ]*|$)", re.I)
 _CONTENTS = re.compile(r"^(?:table of )?contents$", re.I)
-
-
-def _letters_ok(text: str) -> bool:
-    """False for blocks that are mostly symbols, digits or math (figure debris, axis labels)."""
-    if _WORDY.search(text, 0, 400):
-        return True  # four plain words in a row: prose (fast path)
-    if len(text) > 400:
-        text = text[:400]  # the head is representative; counting whole paragraphs is slow
-    if "\\(" in text or "$" in text:
-        text = _INLINE_MATH.sub(" x ", text)
-    n_letters = sum(map(len, _LETTERS.findall(text)))
-    if n_letters < 4:
-        return False
-    return n_letters >= 0.5 * (len(text) - text.count(" "))
-
-
-def _join_lines(lines: list[str], vocab: Vocabulary | None = None) -> str:
-    """Join soft-wrapped lines, repairing hyphenation at line ends ("representa-\\ntion").
-
-    ``ratio.text.hyphens.decide`` tells a broken word from a compound that broke at its
-    hyphen ("time-\\nsynchronized" stays hyphenated).
-    """
-    if len(lines) == 1:
-        return lines[0].strip()
-    out = lines[0].strip()
-    for nxt in lines[1:]:
-        nxt = nxt.strip()
-        if not nxt:
-            continue
-        if out.endswith("-") and nxt[:1].isalpha():
-            m = _HYPHEN_END.search(out)
-            right = _WORD_START.match(nxt)
-            verdict = decide(m.group(0)[:-1], right.group(0), vocab) if m and right else None
-            if verdict == "join":
-                out = out[:-1] + nxt
-                continue
-            if verdict == "hyphen":
-                out = out + nxt
-                continue
-        out = out + " " + nxt
-    return out
-
-
-def _is_table_row(ln: str) -> bool:
-    """A LaTeX tabular row ("a & b \\\\") or rule, found with plain substring tests (hot path)."""
-    if "\\" not in ln:
-        return False
-    if "&" in ln and "\\\\" in ln:
-        return True
-    return (
-        "\\hline" in ln
-        or "rule" in ln
-        and _TABLE_ROW.search(ln) is not None
-        or "\\multicolumn" in ln
-    )
-
-
-def _is_table_block(lines: list[str]) -> bool:
-    pipes = sum(1 for ln in lines if _PIPE_LINE.match(ln))
-    if pipes and pipes * 2 >= len(lines):
-        return True
-    rows = sum(1 for ln in lines if _is_table_row(ln))
-    return rows > 0 and rows * 2 >= len(lines)
-
-
-@dataclass(slots=True)
-class _Item:
-    """A paragraph candidate: text, whether it may be joined to its neighbours, and whether a
-    display equation the cleanup removed came right after it (its last sentence may lead
-    into that equation: "we have", "is defined as follows:")."""
-
-    text: str
-    is_list: bool
-    hard_before: bool
-    math_after: bool = False
-
-
-# Stands in a block's item list where a display equation was removed.
-_DISPLAY = _Item("", False, True)
 
 
 # --- blocks: what the tokenizer makes of the raw text --------------------------------
@@ -253,140 +141,42 @@ def _tokenize(text: str) -> list[_Block]:
     while i < n:
         line = lines[i]
         s = line.lstrip()
+        c = s[:1]
+        block: _Block | None = None
+        close = None  # a multi-line construct to skip: where it ends, from which line
         if not s:
             flush()
-            i += 1
-            continue
-        c = s[0]
-        if c == "\x00":
-            flush()
-            out.append(_BREAK)
-            i += 1
-            continue
-        if c == "#":
-            m = _HEADING.match(s)
-            if m and m.group(2):
-                flush()
-                out.append(_Heading(len(m.group(1)), m.group(2)))
-                i += 1
-                continue
+        elif c == "\x00":
+            block = _BREAK
+        elif c == "#" and (m := _HEADING.match(s)) and m.group(2):
+            block = _Heading(len(m.group(1)), m.group(2))
         elif c == "`" and s.startswith("```"):
             flush()
             i += 1
             while i < n and not lines[i].lstrip().startswith("```"):
                 i += 1
+        elif c == "\\" and s.startswith("\\begin{") and (m := _ENV_BEGIN.match(s)):
+            close, start, is_math = "\\end{" + m.group(1) + "}", i, m.group(1) in _MATH_ENVS
+        elif c == "\\" and s.startswith("\\[") and "\\]" not in s:
+            close, start, is_math = "\\]", i, True  # multi-line display math
+        elif c == "$" and s.startswith("$$") and s.count("$$") == 1:
+            close, start, is_math = "$$", i + 1, True
+        else:
+            buf.append(line)
+        if block is not None:
+            flush()
+            out.append(block)
+        if close is None:
             i += 1
             continue
-        elif c == "\\" and s.startswith("\\begin{"):
-            m = _ENV_BEGIN.match(s)
-            if m:
-                flush()
-                env = m.group(1)
-                end = "\\end{" + env + "}"
-                i, rest = _skip_past(lines, i, end)
-                if env in _MATH_ENVS:
-                    out.append(_BREAK)
-                if rest:
-                    buf.append(rest)
-                continue
-        elif c == "\\" and s.startswith("\\[") and "\\]" not in s:
-            # multi-line display math
-            flush()
-            i, rest = _skip_past(lines, i, "\\]")
+        flush()
+        i, rest = _skip_past(lines, start, close)
+        if is_math:
             out.append(_BREAK)
-            if rest:
-                buf.append(rest)
-            continue
-        elif c == "$" and s.startswith("$$") and s.count("$$") == 1:
-            flush()
-            i, rest = _skip_past(lines, i + 1, "$$")
-            out.append(_BREAK)
-            if rest:
-                buf.append(rest)
-            continue
-        buf.append(line)
-        i += 1
+        if rest:
+            buf.append(rest)
     flush()
     return out
-
-
-def _block_items(
-    lines: list[str], drops: Counter, vocab: Vocabulary | None = None
-) -> list[_Item] | None:
-    """Paragraph items of one blank-line block, or None when the whole block is dropped."""
-    if _is_table_block(lines):
-        drops["table"] += 1
-        return None
-    first = lines[0].lstrip()
-    if _CAPTION.match(first):
-        drops["caption"] += 1
-        return None
-    # Break the block into list items (each its own paragraph) and prose runs.
-    groups: list[tuple[bool, list[str]]] = []
-    for ln in lines:
-        if _PIPE_LINE.match(ln):
-            continue
-        if "Footnote" in ln:
-            # Nougat appends footnotes to the line they interrupt: "...\);10 Footnote 10: ..."
-            m = _INLINE_FOOTNOTE.search(ln)
-            if m and m.start() > 0:
-                drops["footnote"] += 1
-                ln = ln[: m.start()]
-        m = _LIST_ITEM.match(ln)
-        if m:
-            groups.append((True, [ln[m.end() :]]))
-        elif groups:
-            groups[-1][1].append(ln)
-        else:
-            groups.append((False, [ln]))
-    items: list[_Item] = []
-    for is_list, glines in groups:
-        text = _join_lines(glines, vocab)
-        hard = False
-        # Display math splits the paragraph: the two sides are not adjacent prose.
-        if "\\[" in text or "$$" in text or "\\begin{" in text:
-            pieces = _DISPLAY_MATH.split(text)
-            # re.split also returns the capture groups; keep only the prose pieces
-            pieces = [p for k, p in enumerate(pieces) if k % 3 == 0]
-            if len(pieces) > 1:
-                drops["display_math"] += len(pieces) - 1
-            for k, piece in enumerate(pieces):
-                if k:
-                    items.append(_DISPLAY)
-                piece = piece.strip()
-                if piece:
-                    items.append(_Item(piece, is_list, hard or k > 0))
-                hard = True
-            continue
-        items.append(_Item(text, is_list, False))
-    return items
-
-
-def _keep_item(item: _Item, drops: Counter) -> bool:
-    t = item.text
-    if (
-        _CAPTION.match(t)
-        or (_ALGO_TITLE.match(t) and len(t) < 200 and t[-1] not in ".:")
-        or (_SUBCAPTION.match(t) and len(t) < 150 and t[-1] not in ".:;,")
-    ):
-        drops["caption"] += 1
-        return False
-    if t.startswith(("<latexit", "&lt;latexi")):
-        drops["non_text"] += 1
-        return False
-    if _ALGO_LINE.match(t) and len(t) < 300:
-        drops["code"] += 1
-        return False
-    if _FOOTNOTE.match(t) and not item.is_list:
-        drops["footnote"] += 1
-        return False
-    if _REFERENCE_ENTRY.match(t) and _YEAR.search(t):
-        drops["reference"] += 1
-        return False
-    if not _letters_ok(t):
-        drops["non_text"] += 1
-        return False
-    return True
 
 
 def _is_sentence(t: str) -> bool:
@@ -395,12 +185,12 @@ def _is_sentence(t: str) -> bool:
     Title, author and affiliation lines rarely end a sentence; without a heading to mark
     where the front matter ends, this keeps the body instead of dropping it all.
     """
-    return t[-1:] in ".?!" and t.count(" ") >= 6 and not _EMAIL.search(t)
+    return t[-1:] in ".?!" and t.count(" ") >= 6 and not EMAIL.search(t)
 
 
 def _is_prose_block(t: str) -> bool:
     """Long sentence-like text in the front matter (an unlabeled abstract or page 2 body)."""
-    return len(t) >= 200 and t.count(" ") >= 25 and not _EMAIL.search(t)
+    return len(t) >= 200 and t.count(" ") >= 25 and not EMAIL.search(t)
 
 
 def parse_markdown(
@@ -412,10 +202,7 @@ def parse_markdown(
     output depends on nothing but ``text``. Pass a ``Counter`` as ``drops`` to get
     how many blocks were removed by reason (table, caption, footnote, ...).
     """
-    return _parse(text, extractor, drops if drops is not None else Counter())
-
-
-def _parse(text: str, extractor: str, drops: Counter) -> list[Section]:
+    drops = drops if drops is not None else Counter()
     text = repair_paper(text, drops)  # line numbers, small caps, glued acronyms
     blocks = _tokenize(text)
     vocab = Vocabulary(text)  # the paper's own spelling, for line-break hyphens
@@ -442,8 +229,8 @@ def _parse(text: str, extractor: str, drops: Counter) -> list[Section]:
 
 
 def _as_bare_heading(block: _Block) -> _Block:
-    """A one-line block that is a heading without its '#' (:func:`_bare_heading`) as one."""
-    if isinstance(block, _Lines) and len(block.lines) == 1 and _bare_heading(block.lines[0]):
+    """A one-line block that is a heading without its '#' (:func:`bare_heading`) as one."""
+    if isinstance(block, _Lines) and len(block.lines) == 1 and bare_heading(block.lines[0]):
         return _Heading(2, block.lines[0].strip())
     return block
 
@@ -469,7 +256,7 @@ def _front_matter(
     start: tuple[int, str] | None,
     drops: Counter,
     vocab: Vocabulary | None,
-) -> tuple[Section, list[_Item]] | None:
+) -> tuple[Section, list[Item]] | None:
     """The prose kept from the front matter, as an opening section (None when it has none).
 
     With an abstract heading to come, the front matter holds no prose of the paper; else
@@ -477,13 +264,13 @@ def _front_matter(
     matter at all, sentence-like text too.
     """
     has_abstract = start is not None and categorize(start[1]) == "abstract"
-    front: list[_Item] = []
+    front: list[Item] = []
     front_abstract = False  # Nougat sometimes writes the abstract heading as plain text
     for b in blocks:
         if not isinstance(b, _Lines):
             continue
-        for it in _block_items(b.lines, drops, vocab) or ():
-            if it is _DISPLAY:
+        for it in block_items(b.lines, drops, vocab) or ():
+            if it is DISPLAY:
                 continue
             if has_abstract:
                 drops["front_matter"] += 1
@@ -493,7 +280,7 @@ def _front_matter(
                 front_abstract = True
                 it.text = it.text[m.end() :]
             prose = _is_prose_block(it.text) or (start is None and _is_sentence(it.text))
-            if prose and _keep_item(it, drops):
+            if prose and keep_item(it, drops):
                 front.append(it)
             else:
                 drops["front_matter"] += 1
@@ -510,7 +297,7 @@ class _Body:
 
     def __init__(self, extractor: str, drops: Counter, vocab: Vocabulary | None) -> None:
         self.sections: list[Section] = []
-        self.items_of: list[list[_Item]] = []  # each section's paragraph items
+        self.items_of: list[list[Item]] = []  # each section's paragraph items
         self.depths: list[int] = []  # each section's heading depth, for category inheritance
         self.extractor = extractor
         self.drops = drops
@@ -532,7 +319,7 @@ class _Body:
         elif self.mode == "body":
             self._lines(block.lines)
 
-    def open(self, section: Section, items: list[_Item] | None = None, depth: int = 1) -> None:
+    def open(self, section: Section, items: list[Item] | None = None, depth: int = 1) -> None:
         self.sections.append(section)
         self.items_of.append(items if items is not None else [])
         self.depths.append(depth)
@@ -544,14 +331,14 @@ class _Body:
         first = block.lines[0].strip()
         if len(block.lines) == 1 and _title_like(first):
             return _Heading(2, first)
-        if _is_prose_block(first) and not _LIST_ITEM.match(first) and not _YEAR.search(first[:300]):
+        if _is_prose_block(first) and not LIST_ITEM.match(first) and not YEAR.search(first[:300]):
             self.open(Section(heading="", category="appendix", is_appendix=True))
             self.mode, self.in_appendix, self.pending_hard = "body", True, True
         return block
 
     def _heading(self, level: int, raw: str) -> None:
         raw = raw.strip().strip("*_ ").strip()
-        if len(raw) > 200 or _CAPTION.match(raw) or _ALGO_TITLE.match(raw):
+        if len(raw) > 200 or CAPTION.match(raw) or ALGO_TITLE.match(raw):
             # docling marks some captions and run-on lines as headings
             self.drops["caption" if len(raw) <= 200 else "heading_text"] += 1
             self.pending_hard = True
@@ -563,11 +350,9 @@ class _Body:
         if self._starts_appendix(raw, bare.lower()):
             self.in_appendix = True
             bare = strip_numbering(raw, appendix=True)
-        depth = _depth(raw, level, self.extractor)
-        section = Section(
-            heading=bare, category=self._category(bare, depth), is_appendix=self.in_appendix
-        )
-        self.open(section, depth=depth)
+        depth = heading_depth(raw, level, self.extractor)
+        cat = section_category(bare, depth, self.sections, self.depths, self.in_appendix)
+        self.open(Section(heading=bare, category=cat, is_appendix=self.in_appendix), depth=depth)
         self.pending_hard = True
 
     def _skips(self, low: str, bare_low: str) -> bool:
@@ -577,7 +362,7 @@ class _Body:
             _CHECKLIST_ITEM.match(low) or _CHECKLIST_ITEM.match(bare_low)
         ):
             return True
-        if _REFERENCES.match(bare_low):
+        if REFERENCES.match(bare_low):
             self.mode, self.after_refs = "refs", True
             self.drops["references_section"] += 1
             return True
@@ -585,7 +370,7 @@ class _Body:
             self.mode = "checklist"
             self.drops["checklist_section"] += 1
             return True
-        if _ACKS.match(bare_low) or _CONTENTS.match(bare_low):
+        if ACKS.match(bare_low) or _CONTENTS.match(bare_low):
             self.mode = "skip"
             self.drops["skipped_section"] += 1
             return True
@@ -593,32 +378,20 @@ class _Body:
 
     def _starts_appendix(self, raw: str, bare_low: str) -> bool:
         return bool(
-            _APPENDIX_HEAD.match(raw.lower())
+            APPENDIX_HEAD.match(raw.lower())
             or (self.after_refs and bare_low != "abstract")
             or _APPENDIX_NUMBERED.match(raw)
             and (self.after_refs or self.in_appendix or _has_conclusion(self.sections))
         )
 
-    def _category(self, bare: str, depth: int) -> str:
-        cat = categorize(bare) if bare else "other"
-        if cat == "other":
-            cat = _parent_category(self.sections, self.depths, depth, self.in_appendix) or "other"
-        if cat == "other" and not self.in_appendix and depth == 1 and _in_core(self.sections):
-            # an unnamed top-level section between the introduction and the
-            # experiments is, in ML papers, almost always the method
-            cat = "method"
-        if self.in_appendix and cat == "other":
-            cat = "appendix"
-        return cat
-
     def _lines(self, lines: list[str]) -> None:
-        block = _block_items(lines, self.drops, self.vocab)
+        block = block_items(lines, self.drops, self.vocab)
         if block is None:
             return
         if not self.sections:
             self.open(Section(heading="", category="other"))
         for it in block:
-            if it is _DISPLAY:
+            if it is DISPLAY:
                 _mark_math(self.items_of)
                 self.pending_hard = True
                 continue
@@ -626,26 +399,11 @@ class _Body:
                 self.mode = "checklist"  # Nougat flattens the checklist heading into text
                 self.drops["checklist_section"] += 1
                 break
-            if _keep_item(it, self.drops):
+            if keep_item(it, self.drops):
                 if self.pending_hard:
                     it.hard_before = True
                     self.pending_hard = False
                 self.items_of[-1].append(it)
-
-
-_SMALL_WORDS = frozenset("a an and as at by for from in of on or the to with via vs".split())
-
-
-def _bare_heading(line: str) -> bool:
-    """A heading Nougat lost the '#' of: a short standalone known section name."""
-    t = line.strip().strip("*_ ")
-    if not t or len(t) > 60 or t[-1] in ".,;:?!" or not t[0].isupper() or t.count(" ") > 5:
-        return False
-    words = t.split()
-    if len(words) > 2 and any(w[0].islower() and w not in _SMALL_WORDS for w in words):
-        return False  # a short sentence ("We minimize the loss"), not a title
-    b = strip_numbering(t)
-    return bool(_REFERENCES.fullmatch(b) or _APPENDIX_HEAD.match(b) or categorize(b) != "other")
 
 
 def _title_like(t: str) -> bool:
@@ -656,8 +414,8 @@ def _title_like(t: str) -> bool:
         and t[0].isupper()
         and t[-1] not in ".,;?!"
         and t.count(" ") <= 8
-        and not _YEAR.search(t)
-        and not _LIST_ITEM.match(t)
+        and not YEAR.search(t)
+        and not LIST_ITEM.match(t)
     )
 
 
@@ -665,52 +423,13 @@ def _has_conclusion(sections: list[Section]) -> bool:
     return any(s.category == "conclusion" for s in sections)
 
 
-_DEPTH_NUM = re.compile(r"^(?:[A-Z]|\d+)((?:\.\d+)*)\.?\s")
-
-
-def _depth(raw: str, level: int, extractor: str) -> int:
-    """Nesting depth: from the numbering when present ("3.2" = 2), else from the #-level."""
-    m = _DEPTH_NUM.match(raw)
-    if m and (m.group(1) or raw[0].isdigit()):
-        return 1 + m.group(1).count(".")
-    if extractor == "docling":
-        return 1  # docling writes every heading as "##"
-    return max(1, level - 1)
-
-
-_LATER = frozenset(("experiments", "results", "discussion", "conclusion"))
-
-
-def _in_core(sections: list[Section]) -> bool:
-    """True between the introduction and the first experiments/results/conclusion section."""
-    seen_intro = False
-    for sec in sections:
-        if sec.category in _LATER:
-            return False
-        if sec.category == "introduction":
-            seen_intro = True
-    return seen_intro
-
-
-def _parent_category(
-    sections: list[Section], levels: list[int], depth: int, in_appendix: bool
-) -> str | None:
-    """The category of the enclosing section, never across the main-body/appendix line."""
-    for sec, lvl in zip(reversed(sections), reversed(levels), strict=True):
-        if sec.is_appendix != in_appendix:
-            return None
-        if lvl < depth:
-            return sec.category if sec.category != "other" else None
-    return None
-
-
-def _mark_math(items_of: list[list[_Item]]) -> None:
+def _mark_math(items_of: list[list[Item]]) -> None:
     """A display equation was removed: the current section's last paragraph led into it."""
     if items_of and items_of[-1]:
         items_of[-1][-1].math_after = True
 
 
-def _drop_repeated(items_of: list[list[_Item]], drops: Counter) -> None:
+def _drop_repeated(items_of: list[list[Item]], drops: Counter) -> None:
     """Remove running titles/page headers: short blocks that recur within the paper."""
     counts: Counter = Counter()
     for items in items_of:
@@ -730,14 +449,14 @@ def _drop_repeated(items_of: list[list[_Item]], drops: Counter) -> None:
             items[:] = kept
 
 
-def _join_items(items: list[_Item]) -> tuple[list[str], list[bool]]:
+def _join_items(items: list[Item]) -> tuple[list[str], list[bool]]:
     """Re-join paragraphs split by a page break (previous one unfinished, next lowercase).
 
     Returns the paragraphs and, for each, whether removed display math followed it.
     """
     out: list[str] = []
     math_after: list[bool] = []
-    prev: _Item | None = None
+    prev: Item | None = None
     for it in items:
         if (
             prev is not None
@@ -749,7 +468,7 @@ def _join_items(items: list[_Item]) -> tuple[list[str], list[bool]]:
         ):
             out[-1] = out[-1] + " " + it.text
             math_after[-1] = it.math_after
-            prev = _Item(out[-1], False, prev.hard_before)
+            prev = Item(out[-1], False, prev.hard_before)
             continue
         out.append(it.text)
         math_after.append(it.math_after)

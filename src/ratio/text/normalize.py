@@ -1,14 +1,8 @@
 """Sentence normalization and cleaning before pairing (paper Appendix B.1).
 
-Five heuristics, each a small pure function so ingest and mining can apply them per sentence at
-corpus scale (plain ``str`` methods, a few compiled regexes and set lookups; no allocation-heavy
-parsing):
-
-- ``match_form``: the lower-cased comparison form used for marker matching, hashing and dedup;
-- ``strip_noise``: invalid characters, redundant whitespace and stray list markers;
-- ``strip_intro_clause``: leading discourse connectives on the antecedent (query) sentence;
-- ``clean_gold_prefix``: ordinal / list prefixes left at the start of a gold after the marker;
-- ``too_short`` / ``is_noise``: the drop filters (35 characters; math- or symbol-dominated text).
+Each heuristic is a small pure function (``str`` methods, a few compiled regexes and set
+lookups; no allocation-heavy parsing) so ingest and mining can apply it per sentence at corpus
+scale.
 """
 
 from __future__ import annotations
@@ -32,30 +26,11 @@ __all__ = [
 # Typographic variants NFKC leaves alone but which must compare equal for matching and dedup.
 _TYPO = str.maketrans(
     {
-        "\u2018": "'",
-        "\u2019": "'",
-        "\u201a": "'",
-        "\u201b": "'",
-        "\u2032": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u201e": '"',
-        "\u2033": '"',
-        "\u00ab": '"',
-        "\u00bb": '"',
-        "\u2010": "-",
-        "\u2011": "-",
-        "\u2012": "-",
-        "\u2013": "-",
-        "\u2014": "-",
-        "\u2015": "-",
-        "\u2212": "-",
-        "\u00ad": None,  # soft hyphen
-        "\u200b": None,  # zero-width space / joiners / BOM
-        "\u200c": None,
-        "\u200d": None,
-        "\u2060": None,
-        "\ufeff": None,
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u2033\u00ab\u00bb", '"'),
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+        # soft hyphen, zero-width space and joiners, word joiner, BOM
+        **dict.fromkeys("\u00ad\u200b\u200c\u200d\u2060\ufeff", None),
     }
 )
 _SPACE_BEFORE = re.compile(r" +([,.;:!?%)\]}])")

@@ -26,20 +26,18 @@ import statistics
 from collections import Counter
 
 from ratio.records import Section
+from ratio.text.blocks import CAPTION, EMAIL, letters_ok
+from ratio.text.clean import has_tex_residue, strip_tex_residue
 from ratio.text.hyphens import Vocabulary, repair_hyphens
-from ratio.text.markdown import (
-    _ACKS,
-    _APPENDIX_HEAD,
-    _CAPTION,
-    _EMAIL,
-    _REFERENCES,
-    _bare_heading,
-    _depth,
-    _in_core,
-    _letters_ok,
-    _parent_category,
+from ratio.text.sections import (
+    ACKS,
+    APPENDIX_HEAD,
+    REFERENCES,
+    bare_heading,
+    heading_depth,
+    section_category,
+    strip_numbering,
 )
-from ratio.text.sections import categorize, strip_numbering
 
 # ----------------------------------------------------------------------------- headings
 
@@ -113,17 +111,10 @@ def reference_score(line: str) -> int:
     publisher words, page ranges or volume(issue):pages, and an author-list opening.
     Body sentences with a citation score 1 or 2; entries mostly 2 and more.
     """
-    score = 0
+    score = sum(m is not None for m in (_REF_VENUE.search(line), _REF_PAGES.search(line)))
+    score += _REF_AUTHOR.match(line) is not None
     if _REF_YEAR.search(line):
-        score += 1
-        if _REF_YEAR_PUNCT.search(line):
-            score += 1
-    if _REF_VENUE.search(line):
-        score += 1
-    if _REF_PAGES.search(line):
-        score += 1
-    if _REF_AUTHOR.match(line):
-        score += 1
+        score += 1 + (_REF_YEAR_PUNCT.search(line) is not None)
     return score
 
 
@@ -151,69 +142,10 @@ def trailing_references(lines: list[str], min_lines: int = 4) -> int | None:
     for i in range(n - 1, -1, -1):
         suffix[i] = suffix[i + 1] + flags[i]
     for i in range(int(n * 0.4), n - min_lines + 1):
-        if not flags[i]:
-            continue
-        if suffix[i] < min_lines or suffix[i] < 0.4 * (n - i):
-            continue
-        if _ref_density(lines, i, 12) >= 0.5:
+        enough = suffix[i] >= min_lines and suffix[i] >= 0.4 * (n - i)
+        if flags[i] and enough and _ref_density(lines, i, 12) >= 0.5:
             return i
     return None
-
-
-# ----------------------------------------------------------------------------- LaTeX residue
-
-_TEX_EVIDENCE = re.compile(r"\\[a-zA-Z]{2,}|\d?\.?\d+\s?(?:ex|em|pt)\s+plus\b|\[\\ref")
-# glue left by \vspace/\@startsection: "2.3ex plus .2ex", "-3.5ex plus -1ex minus -.2ex"
-_TEX_GLUE = re.compile(
-    r"-?\d*\.?\d+\s?(?:ex|em|pt|mm|cm|in|bp|mu)(?:\s+(?:plus|minus)\s+-?\d*\.?\d+\s?"
-    r"(?:ex|em|pt|mm|cm|in|bp|mu|fil+))+"
-)
-# LaTeXML-style references "([\ref=criterion])", "[\cite=smith2001]"
-_TEX_BRACKET_REF = re.compile(r"\(?\[\\(?:eq)?ref[^\]]*\]\)?")
-_TEX_BRACKET_CITE = re.compile(r"\[\\cite[^\]]*\]")
-_TEX_CITE = re.compile(r"\\(?:cite[a-zA-Z]*|nocite)\*?(?:\[[^\]]*\])*\{[^}]*\}")
-_TEX_REF = re.compile(r"~?\(?\\(?:ref|eqref|autoref|cref|Cref|pageref|label)\*?\{[^}]*\}\)?")
-_TEX_FONT = re.compile(
-    r"\\(?:emph|textbf|textit|texttt|textsc|textrm|textsf|underline|mbox|text)\{([^{}]*)\}"
-)
-_TEX_BRACE_FONT = re.compile(r"\{\\(?:bf|it|em|tt|sc|rm|sf|small|large|footnotesize)\s+([^{}]*)\}")
-_TEX_INLINE_MATH = re.compile(r"\$[^$\n]{1,200}\$|\\\(.{1,200}?\\\)")
-_TEX_COMMAND = re.compile(r"\\[a-zA-Z]+\*?(?:\[[^\]]*\])?(?:\{[^{}]*\})?")
-_SPACES = re.compile(r"(?<=\S)[ \t]{2,}")
-MATH = "[MATH]"
-CIT = "[CIT]"
-
-
-def has_tex_residue(text: str) -> bool:
-    """Whether text extracted from TeX kept commands or glue worth removing."""
-    return len(_TEX_EVIDENCE.findall(text, 0, 200_000)) >= 2
-
-
-def strip_tex_residue(line: str, counts: Counter | None = None) -> str:
-    """Remove the LaTeX a TeX-to-text conversion left behind in one line of text.
-
-    Citations become ``[CIT]`` and inline math ``[MATH]`` (as ``clean_inline`` writes them);
-    cross-references, labels, spacing glue and unknown commands go; font commands keep their
-    argument ("\\emph{word}" -> "word").
-    """
-    if "\\" not in line and " plus " not in line:
-        return line
-    before = line
-    line = _TEX_GLUE.sub(" ", line)
-    if "\\" in line:
-        line = _TEX_BRACKET_CITE.sub(CIT, line)
-        line = _TEX_BRACKET_REF.sub("", line)
-        line = _TEX_CITE.sub(CIT, line)
-        line = _TEX_REF.sub("", line)
-        line = _TEX_FONT.sub(r"\1", line)
-        line = _TEX_BRACE_FONT.sub(r"\1", line)
-        line = _TEX_INLINE_MATH.sub(MATH, line)
-        line = _TEX_COMMAND.sub("", line)
-    if line != before:
-        line = _SPACES.sub(" ", line)
-        if counts is not None:
-            counts["latex_residue"] += 1
-    return line
 
 
 # ----------------------------------------------------------------------------- the parser
@@ -239,15 +171,14 @@ def _remove_page_furniture(lines: list[str], drops: Counter) -> list[str]:
         s = ln.strip()
         if s and _PAGE_NUMBER.match(s):
             drops["page_number"] += 1
-            out.append("")
-        elif s.startswith("Proceedings of") and _VENUE_FOOTER.match(s):
+        elif (s.startswith("Proceedings of") and _VENUE_FOOTER.match(s)) or (
+            s and forms.get(_DIGITS.sub("#", s.lower()), 0) >= 3
+        ):
             drops["page_header"] += 1
-            out.append("")
-        elif s and forms.get(_DIGITS.sub("#", s.lower()), 0) >= 3:
-            drops["page_header"] += 1
-            out.append("")
         else:
             out.append(ln)
+            continue
+        out.append("")
     return out
 
 
@@ -263,7 +194,7 @@ def _heading(line: str, prev: str, nxt: str = "") -> str | None:
         return None
     if nxt and not (nxt[0].isupper() or nxt[0] in "\"'\u201c([" or _NUMBERED_HEAD.match(nxt)):
         return None
-    if _bare_heading(s):
+    if bare_heading(s):
         return s  # a known section name alone on a line ends any run of text before it
     if prev and _RUNS_ON.search(prev):
         return None
@@ -338,29 +269,23 @@ class _Builder:
         self.in_caption = False
         bare = strip_numbering(raw, appendix=self.after_refs or self.in_appendix)
         low = bare.lower()
-        if bibliography and _REFERENCES.match(low):
+        if bibliography and REFERENCES.match(low):
             self.mode, self.after_refs = "refs", True
             self.drops["references_section"] += 1
             return
-        if _ACKS.match(low):
+        if ACKS.match(low):
             self.mode = "skip"
             self.drops["skipped_section"] += 1
             return
         if self.after_refs and not (
-            _APPENDIX_HEAD.match(low) or re.match(r"^[A-H](?:\.\d+)*\.?\s+\S", raw.strip())
+            APPENDIX_HEAD.match(low) or re.match(r"^[A-H](?:\.\d+)*\.?\s+\S", raw.strip())
         ):
             return  # inside the bibliography only an appendix heading ends it
-        if _APPENDIX_HEAD.match(low) or self.after_refs:
+        if APPENDIX_HEAD.match(low) or self.after_refs:
             self.in_appendix = True
         self.mode = "body"
-        depth = _depth(raw, 2, "plain")
-        cat = categorize(bare) if bare else "other"
-        if cat == "other":
-            cat = _parent_category(self.sections, self.levels, depth, self.in_appendix) or "other"
-        if cat == "other" and not self.in_appendix and depth == 1 and _in_core(self.sections):
-            cat = "method"  # an unnamed top-level section between introduction and experiments
-        if self.in_appendix and cat == "other":
-            cat = "appendix"
+        depth = heading_depth(raw, 2, "plain")
+        cat = section_category(bare, depth, self.sections, self.levels, self.in_appendix)
         title = bare if not raw.isupper() else bare.title()
         self.add(Section(heading=title, category=cat, is_appendix=self.in_appendix), depth)
 
@@ -377,7 +302,7 @@ class _Builder:
             return
         if self.mode != "body":
             return
-        if _CAPTION.match(s):
+        if CAPTION.match(s):
             self.flush()
             self.drops["caption"] += 1
             self.in_caption = self.wrapped and not self._ends_paragraph(s)
@@ -385,7 +310,7 @@ class _Builder:
         if self.in_caption:
             self.in_caption = not self._ends_paragraph(s)
             return
-        if not _letters_ok(s):
+        if not letters_ok(s):
             self.flush()
             self.drops["non_text"] += 1
             return
@@ -477,14 +402,11 @@ def _mark_references(lines: list[str]) -> list[str]:
             return lines
     for i in range(int(n * 0.4), n):
         m = _REFS_INLINE.search(lines[i])
-        if m and _ref_density([lines[i][m.end() :], *lines[i + 1 : i + 12]], 0, 12) >= 0.5:
-            return [
-                *lines[:i],
-                lines[i][: m.start()],
-                "References",
-                lines[i][m.end() :],
-                *lines[i + 1 :],
-            ]
+        if m is None:
+            continue
+        head, tail = lines[i][: m.start()], lines[i][m.end() :]
+        if _ref_density([tail, *lines[i + 1 : i + 12]], 0, 12) >= 0.5:
+            return [*lines[:i], head, "References", tail, *lines[i + 1 :]]
     start = trailing_references(lines)
     if start is not None:
         return [*lines[:start], "References", *lines[start:]]
@@ -513,42 +435,29 @@ def _capitalized_share(text: str) -> float:
 
 def _front_matter(lines: list[str], b: _Builder, drops: Counter) -> None:
     """Keep the unlabeled abstract of a title block: runs of full lines that make prose."""
-    paras: list[list[str]] = []
-    run: list[str] = []
-    short = 0.6 * b.width
+    paras: list[list[str]] = [[]]
     for ln in lines:
-        if not ln:
-            if run:
-                paras.append(run)
-            run = []
+        if b.wrapped:
+            prose = len(ln) >= 0.6 * b.width
+        else:
+            prose = bool(_TERMINAL_END.search(ln)) and ln.count(" ") >= 7
+        if prose:
+            paras[-1].append(ln)
             continue
-        if b.wrapped and len(ln) < short:
-            if run and _TERMINAL_END.search(ln):
-                run.append(ln)  # the last line of a paragraph
-            else:
-                drops["front_matter"] += 1  # a title, author or affiliation line
-            if run:
-                paras.append(run)
-            run = []
-            continue
-        if not b.wrapped and not (_TERMINAL_END.search(ln) and ln.count(" ") >= 7):
-            if run:
-                paras.append(run)
-            run = []
-            drops["front_matter"] += 1
-            continue
-        run.append(ln)
-    if run:
-        paras.append(run)
+        if ln and b.wrapped and paras[-1] and _TERMINAL_END.search(ln):
+            paras[-1].append(ln)  # the last line of a paragraph
+        elif ln:
+            drops["front_matter"] += 1  # a title, author or affiliation line
+        paras.append([])
     kept = []
-    for para in paras:
+    for para in filter(None, paras):
         t = " ".join(para)
         if (
             len(t) >= 200
             and t.count(" ") >= 25
             and _TERMINAL_END.search(t)
             and _capitalized_share(t) < 0.4  # names, titles and affiliations are capitalized
-            and not _EMAIL.search(t)
+            and not EMAIL.search(t)
             and not _FRONT_NOISE.search(t)
         ):
             kept.append(t)

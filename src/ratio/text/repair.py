@@ -207,7 +207,8 @@ def join_small_caps(text: str, counts: Counter | None = None, words: Counter | N
             # a multi-letter head must not be a word of its own ("The playerin", "Open babel")
             good = vocab[low_head] <= as_head[low_head]
         ok.append(good)
-    keep: list[bool] = []
+    out: list[str] = []
+    last = 0
     for i, m in enumerate(breaks):
         good = ok[i]
         if good and m.group(1) in _WORD_HEADS and is_word(m.group(2)):
@@ -216,17 +217,12 @@ def join_small_caps(text: str, counts: Counter | None = None, words: Counter | N
                 i + 1 < len(breaks) and ok[i + 1] and breaks[i + 1].start() - m.end() <= _RUN_GAP
             )
             good = near_before or near_after
-        keep.append(good)
-    n = sum(keep)
+        if good:  # drop the space after the head
+            out.append(text[last : m.end(1)])
+            last = m.end(1) + 1
+    n = len(out)
     if not n:
         return text
-    out: list[str] = []
-    last = 0
-    for m, good in zip(breaks, keep, strict=True):
-        if good:
-            space = m.end(1)
-            out.append(text[last:space])
-            last = space + 1
     out.append(text[last:])
     if counts is not None:
         counts["small_caps_joined"] += n
@@ -240,12 +236,11 @@ def split_glued_acronyms(
     text: str, counts: Counter | None = None, words: Counter | None = None
 ) -> str:
     """Split an acronym glued to the next word ("BMWboosts" -> "BMW boosts") when both occur."""
-    found = []
-    for m in _GLUED_ACRONYM.finditer(text):
-        start = m.start()
-        if start and text[start - 1].isalnum():
-            continue
-        found.append(m)
+    found = [
+        m
+        for m in _GLUED_ACRONYM.finditer(text)
+        if not (m.start() and text[m.start() - 1].isalnum())
+    ]
     if not found:
         return text
     words = words if words is not None else Counter(_TOKEN.findall(text))

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ratio.records import Section
+
 # Leading numbering such as "1", "3.2.", "A.1", "IV.", "Appendix B:" (see strip_numbering).
 _NUM = re.compile(r"^\s*(?:(?:\d+(?:\.\d+)*|[A-Z]\.\d+(?:\.\d+)*|[IVX]{1,5})\.?|\d+\))\s+")
 _APPENDIX_LETTER = re.compile(
@@ -117,3 +119,84 @@ def categorize(heading: str) -> str:
         if pat.search(h):
             return cat
     return "other"
+
+
+# --- heading heuristics shared by the Markdown and plain-text parsers ---------------------
+
+REFERENCES = re.compile(
+    r"^(?:references?|bibliography|references and notes|literature cited|works cited|citations"
+    r"|reference list|cited works)\b",
+    re.I,
+)
+# Sections without scientific prose: funding, contributions, availability statements.
+ACKS = re.compile(
+    r"^(?:ackn?owle?d?g|funding\b|disclosure of funding|authors?'? contributions?"
+    r"|(?:code|data|code and data|data and code) availability|competing interests"
+    r"|conflicts? of interests?|disclaimer)",
+    re.I,
+)
+APPENDIX_HEAD = re.compile(
+    r"^(?:appendix|appendices|supplementary|supplemental|supplement\b|technical appendi"
+    r"|additional material|online appendix)",
+    re.I,
+)
+_SMALL_WORDS = frozenset("a an and as at by for from in of on or the to with via vs".split())
+_DEPTH_NUM = re.compile(r"^(?:[A-Z]|\d+)((?:\.\d+)*)\.?\s")
+_LATER = frozenset(("experiments", "results", "discussion", "conclusion"))
+
+
+def bare_heading(line: str) -> bool:
+    """A heading that lost its '#' (or never had one): a short standalone known section name."""
+    t = line.strip().strip("*_ ")
+    if not t or len(t) > 60 or t[-1] in ".,;:?!" or not t[0].isupper() or t.count(" ") > 5:
+        return False
+    words = t.split()
+    if len(words) > 2 and any(w[0].islower() and w not in _SMALL_WORDS for w in words):
+        return False  # a short sentence ("We minimize the loss"), not a title
+    b = strip_numbering(t)
+    return bool(REFERENCES.fullmatch(b) or APPENDIX_HEAD.match(b) or categorize(b) != "other")
+
+
+def heading_depth(raw: str, level: int, extractor: str) -> int:
+    """Nesting depth: from the numbering when present ("3.2" = 2), else from the #-level."""
+    m = _DEPTH_NUM.match(raw)
+    if m and (m.group(1) or raw[0].isdigit()):
+        return 1 + m.group(1).count(".")
+    if extractor == "docling":
+        return 1  # docling writes every heading as "##"
+    return max(1, level - 1)
+
+
+def section_category(
+    bare: str, depth: int, sections: list[Section], depths: list[int], in_appendix: bool
+) -> str:
+    """The category of a new section (``sections``/``depths``: those before it).
+
+    An unmatched heading inherits its parent's category, never across the main-body/appendix
+    line; an unnamed top-level section between the introduction and the experiments is, in
+    ML papers, almost always the method.
+    """
+    cat = categorize(bare) if bare else "other"
+    if cat == "other":
+        for sec, d in zip(reversed(sections), reversed(depths), strict=True):
+            if sec.is_appendix != in_appendix:
+                break
+            if d < depth:
+                cat = sec.category
+                break
+    if cat == "other" and not in_appendix and depth == 1 and _in_core(sections):
+        cat = "method"
+    if in_appendix and cat == "other":
+        cat = "appendix"
+    return cat
+
+
+def _in_core(sections: list[Section]) -> bool:
+    """True between the introduction and the first experiments/results/conclusion section."""
+    seen_intro = False
+    for sec in sections:
+        if sec.category in _LATER:
+            return False
+        if sec.category == "introduction":
+            seen_intro = True
+    return seen_intro

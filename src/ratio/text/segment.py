@@ -85,8 +85,8 @@ _OPENERS = frozenset(
     Experiments Results Formally Intuitively Empirically Theoretically Clearly Typically
     Generally Usually Often Like Regarding Considering Assuming Suppose Consider Define Denote
     Observe Remark Proof Example Namely Again Otherwise Alternatively Conversely Subsequently
-    Initially Ultimately Surprisingly Remarkably Crucially Critically Ideally In Unlike Every
-    Although Though Whenever Two Three Four Five Table We Such Thereby Instead Accordingly
+    Initially Ultimately Surprisingly Remarkably Crucially Critically Ideally Every Though
+    Whenever Two Three Four Five Thereby
     """.split()
 )
 
@@ -192,9 +192,8 @@ def segment(paragraph: str) -> list[str]:
     out: list[str] = []
     start = 0
     for m in _CANDIDATE.finditer(text):
-        p = m.start()  # the terminal punctuation; closers and spaces follow up to m.end()
-        end = m.end()
-        if _is_boundary(text, p, end, start):
+        end = m.end()  # m.start() is the terminal punctuation, closers and spaces follow
+        if _is_boundary(text, m.start(), end, start):
             sent = text[start:end].rstrip()
             if sent:
                 out.append(sent)
