@@ -56,14 +56,12 @@ def available_cores() -> int:
 
 
 class Encoder:
-    """Texts → normalized float32 embeddings with one model.
-
-    ``backend``: ``static`` (model2vec: as fast as sentence-transformers' StaticEmbedding,
-    without torch), ``torch``, or a CPU runtime over the ONNX export (``onnx``, ``onnx-int8``,
-    ``openvino``); ``auto`` picks static or torch by the model directory. ``key`` names the
-    vectors in the embedding cache: the model's content key, plus the backend for a non-fp32 one.
-    Thread-safe: exported backends run the graph in parallel; torch and static encode one at a time.
-    """
+    """Texts → normalized float32 embeddings with one model. ``backend``: ``static`` (model2vec:
+    as fast as sentence-transformers' StaticEmbedding, without torch), ``torch``, or a CPU
+    runtime over the ONNX export (``onnx``, ``onnx-int8``, ``openvino``); ``auto`` picks static
+    or torch by the model directory. ``key`` names the vectors in the embedding cache: the
+    model's content key, plus the backend for a non-fp32 one. Thread-safe: exported backends
+    run the graph in parallel; torch and static encode one at a time."""
 
     def __init__(
         self,

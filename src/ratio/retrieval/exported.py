@@ -130,11 +130,9 @@ def _tensor_features(st: Any, texts: list[str]) -> tuple[dict[str, np.ndarray], 
 
 def export_onnx(st: Any, out_dir: Path, name: str = "the model") -> None:
     """Write the SentenceTransformer ``st`` (on CPU, fp32) as one ONNX graph to ``out_dir``.
-
     Tracing records one path through the code, so the tracing batch is padded (the
     attention-mask path is recorded, not a shortcut for unpadded batches), and the graph is
-    checked against the torch forward pass on a batch of another shape.
-    """
+    checked against the torch forward pass on a batch of another shape."""
     import torch
 
     probe = [
@@ -347,11 +345,9 @@ class OpenVinoSession:
 
 class ExportedEncoder:
     """Encodes like ``SentenceTransformer.encode`` with the forward pass run by an exported graph.
-
     A single text (a user's query) runs on its own one-thread session: a server answers many
     queries at once, each on one core, and a team of threads per query only queues them (on 2
-    cores, 8 clients: ~3x the CPU per query).
-    """
+    cores, 8 clients: ~3x the CPU per query)."""
 
     def __init__(
         self, st: Any, session: Callable[[int], OrtSession | OpenVinoSession], threads: int

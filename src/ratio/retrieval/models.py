@@ -155,11 +155,9 @@ def prefixes(spec: ModelSpec, setup: str) -> tuple[str, str]:
 
 
 def model_key(path: Path) -> str:
-    """A cache key for a model: its directory name plus a hash of its files.
-
-    Weight files are hashed by content (two fine-tunes of one backbone have equal
-    sizes but must never share cached embeddings); other files by name and size.
-    """
+    """A cache key for a model: its directory name plus a hash of its files. Weight files are
+    hashed by content (two fine-tunes of one backbone have equal sizes but must never share
+    cached embeddings); other files by name and size."""
     h = hashlib.sha1()
     for f in sorted(path.rglob("*")):
         if not f.is_file() or "checkpoint-" in str(f.relative_to(path)):

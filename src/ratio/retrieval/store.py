@@ -118,11 +118,9 @@ class Loaded:
 
 class IndexStore:
     """Named systems' retrievers over pools: in memory, reloaded from disk, or built.
-
     ``folder(name, pool)`` is where a system's index for a pool is saved; ``embeddings`` is
     the run's embedding cache. Thread-safe: one thread builds a given index while others wait,
-    and a retriever's searches run one at a time unless it is ``concurrent``.
-    """
+    and a retriever's searches run one at a time unless it is ``concurrent``."""
 
     HYBRID_DEPTH = 100  # each component of a hybrid ranks at least this many before fusion
 

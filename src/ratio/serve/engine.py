@@ -110,12 +110,9 @@ class SearchEngine:
         warm: Sequence[str] = (),
         progress: bool = False,
     ) -> SearchEngine:
-        """Open (building on first use) the pool and retrievers a run config describes.
-
-        Options left as None come from ``[serve]`` in the config, so a TOML file alone can
-        define a deployment. ``warm`` names retrievers to load now rather than on their first
-        request (``auto``: each move's default).
-        """
+        """Open (building on first use) the pool and retrievers a run config describes. Options
+        left as None come from ``[serve]`` in the config, so a TOML file alone can define a
+        deployment. ``warm`` names retrievers to load now (``auto``: each move's default)."""
         cfg = config if isinstance(config, RunConfig) else load_config(config)
         serve = cfg.serve
         source = source or getattr(serve, "source", "") or "benchmark"
