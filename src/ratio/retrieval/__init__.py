@@ -11,10 +11,8 @@ from ratio.retrieval.base import (
     RetrievalError,
     Retriever,
     build_retriever,
-    load_retriever,
     pool_fingerprint,
     register_retriever,
-    retriever_kinds,
 )
 from ratio.retrieval.models import KNOWN_MODELS, ModelSpec, prefixes, resolve_model
 
@@ -24,10 +22,8 @@ __all__ = [
     "RetrievalError",
     "Retriever",
     "build_retriever",
-    "load_retriever",
     "pool_fingerprint",
     "prefixes",
     "register_retriever",
     "resolve_model",
-    "retriever_kinds",
 ]

@@ -1,9 +1,7 @@
-"""The retriever interface shared by BM25, dense and hybrid systems, and their registry.
+"""The retriever interface shared by BM25 and dense systems, and their registry.
 
-Every retriever indexes a list of (id, text) candidates, answers a batch of
-queries with a :class:`~ratio.metrics.run.Run` in its own rank order, and
-persists its index to a directory that reloads memory-mapped, so a process
-reuses an index instead of rebuilding it (see :mod:`ratio.retrieval.store`).
+An index is saved to a directory that reloads memory-mapped, so a process reuses it instead
+of rebuilding it (see :mod:`ratio.retrieval.store`).
 """
 
 from __future__ import annotations
@@ -34,10 +32,7 @@ def pool_fingerprint(ids: Sequence[str], texts: Sequence[str]) -> str:
     """A hash of the exact candidate pool, so a cached index is reused only for that pool."""
     h = hashlib.sha1()
     for i, t in zip(ids, texts, strict=True):
-        h.update(i.encode())
-        h.update(b"\x1f")
-        h.update(t.encode())
-        h.update(b"\x1e")
+        h.update(f"{i}\x1f{t}\x1e".encode())
     return h.hexdigest()[:20]
 
 
@@ -120,13 +115,11 @@ class Retriever(ABC):
                 "fingerprint": self.fingerprint,
             }
             (tmp / META_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True))
+            old = target.with_name(f".{target.name}.old.{os.getpid()}")
             if target.exists():
-                old = target.with_name(f".{target.name}.old.{os.getpid()}")
                 os.replace(target, old)
-                os.replace(tmp, target)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(tmp, target)
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -178,19 +171,13 @@ def top_k_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return idx, np.take_along_axis(scores, idx, axis=1)
 
 
-# ---------------------------------------------------------------- registry
-
 _CLASSES: dict[str, type[Retriever]] = {}
 _FACTORIES: dict[str, Callable[..., Retriever]] = {}
 
 
 def register_retriever(kind: str, factory: Callable[..., Retriever] | None = None):
-    """Register a retriever class (its ``load``) and a factory building it from a SystemConfig.
-
-    The factory takes ``(system, *, cache_dir)``: ``cache_dir`` is where dense models keep
-    embeddings. (A hybrid is not a retriever: :mod:`ratio.retrieval.store` fuses the runs
-    of its component systems.)
-    """
+    """Register a retriever class (its ``load``) and a factory ``(system, *, cache_dir)``
+    building it from a SystemConfig (a hybrid is not a retriever: the store fuses runs)."""
 
     def deco(klass: type[Retriever]) -> type[Retriever]:
         klass.kind = kind
@@ -199,11 +186,6 @@ def register_retriever(kind: str, factory: Callable[..., Retriever] | None = Non
         return klass
 
     return deco
-
-
-def retriever_kinds() -> list[str]:
-    _import_builtin()
-    return sorted(_FACTORIES)
 
 
 def build_retriever(system: Any, *, cache_dir: str | os.PathLike | None = None) -> Retriever:
@@ -216,11 +198,6 @@ def build_retriever(system: Any, *, cache_dir: str | os.PathLike | None = None) 
             f"known kinds: {', '.join(sorted(_FACTORIES))}"
         )
     return factory(system, cache_dir=cache_dir)
-
-
-def load_retriever(directory: str | os.PathLike, mmap: bool = True) -> Retriever:
-    _import_builtin()
-    return Retriever.load(directory, mmap=mmap)
 
 
 def _import_builtin() -> None:

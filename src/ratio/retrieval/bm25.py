@@ -1,12 +1,7 @@
 """BM25 over stemmed, stopword-filtered tokens, with optional n-gram tokens (Appendix C).
 
-Tokenization follows ``bm25s.tokenize`` exactly for unigrams (lowercase,
-``\\b\\w\\w+\\b`` words, English stopwords removed, Snowball stemming), so scores
-equal bm25s's own. The uni+bigram and uni+trigram variants add n-grams of the
-stemmed non-stopword tokens, joined with ``_``, as extra tokens.
-
-Scoring uses bm25s's precomputed sparse score matrix (bm25s builds and saves
-the index). Search backends, all giving bm25s's scores:
+Unigrams are tokenized exactly as ``bm25s.tokenize`` does, so scores equal bm25s's own.
+Search backends over bm25s's score matrix, all giving its scores:
 
 - ``bm25s``: bm25s's own numba retrieval, the fastest for big batches, but
   JIT-compiled anew in every process (10-30 s);
@@ -29,22 +24,9 @@ from typing import Any
 import numpy as np
 
 from ratio.metrics.run import Run
-from ratio.retrieval.base import (
-    RetrievalError,
-    Retriever,
-    register_retriever,
-    top_k_rows,
-)
+from ratio.retrieval.base import RetrievalError, Retriever, register_retriever, top_k_rows
 
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
-
-
-def english_stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return frozenset(STOPWORDS_EN)
-
-
 BACKENDS = ("auto", "bm25s", "numba", "sparse")
 BM25S_JIT_MIN_WORK = 5e8  # queries x docs above which bm25s's per-process JIT pays off
 
@@ -58,22 +40,20 @@ def _has_numba() -> bool:
 
 
 class Bm25Tokenizer:
-    """Text → tokens: words, minus stopwords, Snowball-stemmed, plus n-gram tokens.
-
-    ``ngram = n > 1`` adds the n-grams (only n, as in the paper's
-    "unigrams+trigrams") of the stemmed non-stopword sequence to the unigrams.
-    """
+    """Text → tokens: words, minus stopwords, Snowball-stemmed; ``ngram = n > 1`` adds the
+    n-grams (only n, as in the paper's "unigrams+trigrams"), joined with ``_``."""
 
     def __init__(self, ngram: int = 1, stopwords: str = "english", stemmer: str = "english"):
         if ngram < 1:
             raise RetrievalError(f"ngram must be >= 1, got {ngram}")
         import Stemmer
+        from bm25s.stopwords import STOPWORDS_EN
 
         self.ngram = ngram
         self.stopwords_lang = stopwords
         self.stemmer_lang = stemmer
         self._split = re.compile(TOKEN_PATTERN).findall
-        self._stop = english_stopwords() if stopwords == "english" else frozenset()
+        self._stop = frozenset(STOPWORDS_EN) if stopwords == "english" else frozenset()
         self._stemmer = Stemmer.Stemmer(stemmer) if stemmer else None
         self._stems: dict[str, str] = {}
 
@@ -87,14 +67,12 @@ class Bm25Tokenizer:
             self._stems.update(zip(new, stems, strict=True))
 
     def tokenize(self, texts: list[str]) -> list[list[str]]:
-        stop = self._stop
-        words_per_text = [[w for w in self._split(t.lower()) if w not in stop] for t in texts]
+        words_per_text = [[w for w in self._split(t.lower()) if w not in self._stop] for t in texts]
         self._stem_all({w for ws in words_per_text for w in ws})
-        stems = self._stems
         out = []
         n = self.ngram
         for ws in words_per_text:
-            toks = [stems[w] for w in ws]
+            toks = [self._stems[w] for w in ws]
             if n > 1 and len(toks) >= n:
                 toks += ["_".join(toks[i : i + n]) for i in range(len(toks) - n + 1)]
             out.append(toks)
@@ -137,10 +115,8 @@ class BM25Retriever(Retriever):
         import bm25s
 
         self._set_pool(ids, texts)
-        tokens = self.tokenizer.tokenize(texts)
-        model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
-        model.index(tokens, show_progress=False)
-        self.model = model
+        self.model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
+        self.model.index(self.tokenizer.tokenize(texts), show_progress=False)
         self._matrix = None
         self._positive = None
 
@@ -160,29 +136,27 @@ class BM25Retriever(Retriever):
             )
         return self._matrix
 
-    def query_matrix(self, queries: list[str]):
-        """Queries as a sparse (queries x terms) count matrix; unknown tokens drop out."""
-        return self._token_matrix(self.tokenizer.tokenize(queries))
+    def _term_ids(self, token_lists: list[list[str]]) -> list[list[int]]:
+        """Each query's vocabulary ids; unknown tokens drop out."""
+        vocab = self.vocab
+        return [[vocab[t] for t in toks if t in vocab and t] for toks in token_lists]
 
     def _token_matrix(self, token_lists: list[list[str]]):
+        """Queries as a sparse (queries x terms) count matrix."""
         import scipy.sparse as sp
 
-        vocab = self.vocab
-        rows, cols = [], []
-        for i, toks in enumerate(token_lists):
-            ids = [vocab[t] for t in toks if t in vocab and t]
-            rows.extend([i] * len(ids))
-            cols.extend(ids)
+        ids = self._term_ids(token_lists)
+        rows = [i for i, x in enumerate(ids) for _ in x]
+        cols = [t for x in ids for t in x]
         data = np.ones(len(cols), dtype=np.float32)
-        n_terms = self._term_matrix().shape[0]
-        return sp.csr_matrix(
-            (data, (rows, cols)), shape=(len(token_lists), n_terms), dtype=np.float32
-        )
+        shape = (len(token_lists), self._term_matrix().shape[0])
+        return sp.csr_matrix((data, (rows, cols)), shape=shape, dtype=np.float32)
 
     def score(self, queries: list[str]) -> np.ndarray:
         """Dense (queries x docs) BM25 scores, for small batches and tests."""
         self._check_indexed()
-        return np.asarray((self.query_matrix(queries) @ self._term_matrix()).todense())
+        matrix = self._token_matrix(self.tokenizer.tokenize(queries))
+        return np.asarray((matrix @ self._term_matrix()).todense())
 
     def search(self, queries: list[str], k: int, query_ids: Sequence[str] | None = None) -> Run:
         """Top-k candidates per query; candidates sharing no term with a query are left out
@@ -199,11 +173,8 @@ class BM25Retriever(Retriever):
         n = len(token_lists)
         backend = self.backend
         if backend == "auto":
-            if not _has_numba():
-                backend = "sparse"
-            else:
-                big = n * self.n_docs >= BM25S_JIT_MIN_WORK
-                backend = "bm25s" if big else "numba"
+            big = n * self.n_docs >= BM25S_JIT_MIN_WORK
+            backend = ("bm25s" if big else "numba") if _has_numba() else "sparse"
         if n and k and backend == "bm25s":
             self.model.backend = "numba"
             res = self.model.retrieve(token_lists, k=k, show_progress=False)
@@ -236,8 +207,7 @@ class BM25Retriever(Retriever):
         # lazy: the kernel imports numba and scipy (~1 s), which the numpy path never needs
         from ratio.retrieval._bm25_kernel import retrieve_topk
 
-        vocab = self.vocab
-        ids = [[vocab[t] for t in toks if t in vocab and t] for toks in token_lists]
+        ids = self._term_ids(token_lists)
         q_ptr = np.zeros(len(ids) + 1, dtype=np.int64)
         np.cumsum([len(x) for x in ids], out=q_ptr[1:])
         q_ids = np.fromiter((t for x in ids for t in x), dtype=np.int64, count=int(q_ptr[-1]))

@@ -1,11 +1,9 @@
 """An on-disk embedding cache so no text is ever encoded twice by the same model setup.
 
-Layout: ``<root>/<model key>/<prefix hash>/`` holds ``meta.json`` (model, prefix,
-dim) and shards ``<stem>.vec.npy`` (float32 rows) + ``<stem>.keys.npy`` (16-byte
-text hashes). A shard counts only once its keys file exists, and the keys file
-is renamed into place last, so an interrupted encode leaves complete shards
-that the next run reuses (resumable) and no half-written ones. Vector shards are
-memory-mapped on load.
+Layout: ``<root>/<model key>/<prefix hash>/`` holds ``meta.json`` (model, prefix, dim) and
+shards ``<stem>.vec.npy`` (float32 rows, memory-mapped on load) + ``<stem>.keys.npy``
+(16-byte text hashes). The keys file is renamed into place last and a shard counts only
+once it exists, so an interrupted encode leaves complete shards the next run reuses.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ratio.io import atomic_path
+from ratio.io import atomic_path, write_text_atomic
 
 KEY_BYTES = 16
 
@@ -76,21 +74,15 @@ class EmbeddingCache:
         self.dir.mkdir(parents=True, exist_ok=True)
         meta = self.dir / "meta.json"
         if not meta.exists():
-            with atomic_path(meta) as tmp:
-                tmp.write_text(
-                    json.dumps(
-                        {"model": self.model_key, "prefix": self.prefix, "dim": int(vecs.shape[1])}
-                    )
-                )
+            info = {"model": self.model_key, "prefix": self.prefix, "dim": int(vecs.shape[1])}
+            write_text_atomic(meta, json.dumps(info))
         stem = f"{len(self._seen):05d}-{uuid.uuid4().hex[:8]}"
-        with atomic_path(self.dir / f"{stem}.vec.npy") as tmp:
-            with open(tmp, "wb") as fh:
-                np.save(fh, np.ascontiguousarray(vecs, dtype=np.float32))
+        with atomic_path(self.dir / f"{stem}.vec.npy") as tmp, open(tmp, "wb") as fh:
+            np.save(fh, np.ascontiguousarray(vecs, dtype=np.float32))
         # uint8 rows, not NumPy "S16": fixed-width bytes strip trailing NULs on read.
         key_arr = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), KEY_BYTES)
-        with atomic_path(self.dir / f"{stem}.keys.npy") as tmp:
-            with open(tmp, "wb") as fh:
-                np.save(fh, key_arr)
+        with atomic_path(self.dir / f"{stem}.keys.npy") as tmp, open(tmp, "wb") as fh:
+            np.save(fh, key_arr)
         self.refresh()
 
     def get_or_encode(
@@ -100,14 +92,10 @@ class EmbeddingCache:
         progress: bool | None = None,
     ) -> np.ndarray:
         """Embeddings for ``texts`` (unprefixed); encode only those missing, shard by shard.
-
-        ``encode`` receives the *prefixed* texts.
-        """
+        ``encode`` receives the *prefixed* texts."""
         keys = [text_key(t) for t in texts]
-        missing: dict[bytes, str] = {}
-        for k, t in zip(keys, texts, strict=True):
-            if k not in self._index and k not in missing:
-                missing[k] = t
+        # equal keys are equal texts, so the dict keeps each missing text once, in order
+        missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in self._index}
         if missing:
             # lazy: tqdm.auto probes for Jupyter (~50 ms); only a cache miss needs it
             from tqdm.auto import tqdm

@@ -1,10 +1,8 @@
 """Dense retrieval: any sentence-transformers or model2vec model, FAISS inner-product search.
 
-Embeddings are L2-normalized so inner product is cosine similarity. Every
-encode goes through the on-disk :class:`~ratio.retrieval.cache.EmbeddingCache`
-(when a cache directory is given), so re-indexing a pool, an oracle sub-pool or
-a hybrid's component never re-encodes a text. Models load lazily: a saved index
-reloads (memory-mapped) without touching the model until the first query.
+Embeddings are L2-normalized, so inner product is cosine similarity. Encodes go through the
+on-disk :class:`~ratio.retrieval.cache.EmbeddingCache`, so re-indexing a pool or sub-pool never
+re-encodes a text. A saved index reloads without loading the model until the first query.
 """
 
 from __future__ import annotations
@@ -19,11 +17,7 @@ from typing import Any
 import numpy as np
 
 from ratio.metrics.run import Run
-from ratio.retrieval.base import (
-    RetrievalError,
-    Retriever,
-    register_retriever,
-)
+from ratio.retrieval.base import RetrievalError, Retriever, register_retriever
 from ratio.retrieval.cache import EmbeddingCache
 from ratio.retrieval.exported import (
     INT8_RECIPE,
@@ -62,19 +56,12 @@ def available_cores() -> int:
 
 
 class Encoder:
-    """Texts → normalized float32 embeddings with one model.
-
-    ``backend``: ``static`` (model2vec, for static models: as fast as
-    sentence-transformers' StaticEmbedding and without importing torch), ``torch``
-    (sentence-transformers), or a CPU runtime over the model exported to ONNX: ``onnx``
-    (onnxruntime, fp32), ``onnx-int8`` (onnxruntime, dynamic int8) or ``openvino`` (fp32);
-    ``auto`` picks static or torch by the model directory. ``key`` names the vectors in the
-    embedding cache: the model's content key, plus the backend for a non-fp32 one.
-
-    Thread-safe: a server encodes queries from several threads at once. The exported
-    backends share only the tokenizer (locked briefly in ExportedEncoder) and run the graph
-    in parallel; torch and static encodes run one at a time.
-    """
+    """Texts → normalized float32 embeddings with one model. ``backend``: ``static`` (model2vec:
+    as fast as sentence-transformers' StaticEmbedding, without torch), ``torch``, or a CPU
+    runtime over the ONNX export (``onnx``, ``onnx-int8``, ``openvino``); ``auto`` picks static
+    or torch by the model directory. ``key`` names the vectors in the embedding cache: the
+    model's content key, plus the backend for a non-fp32 one. Thread-safe: exported backends
+    run the graph in parallel; torch and static encode one at a time."""
 
     def __init__(
         self,
@@ -94,9 +81,7 @@ class Encoder:
             raise RetrievalError(f"{self.path} is a static model2vec model; use backend 'static'")
         if backend == "static" and not self.static:
             raise RetrievalError(f"{self.path} is not a static model2vec model")
-        self.backend = backend
-        self.batch_size = batch_size
-        self.device = device
+        self.backend, self.batch_size, self.device = backend, batch_size, device
         self.max_seq_length = max_seq_length
         self.content_key = model_key(self.path)
         self.key = self.content_key
@@ -124,8 +109,8 @@ class Encoder:
 
         torch.set_num_threads(available_cores())
         device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
-        if self.backend in EXPORTED:
-            device = "cpu"  # export and tokenization only; the runtimes run on CPU
+        if self.backend in EXPORTED:  # export and tokenization only; the runtimes run on CPU
+            device = "cpu"
         m = SentenceTransformer(str(self.path), device=device, local_files_only=True)
         current = getattr(m, "max_seq_length", None)
         # sentences are short; a cap saves padding cost. Static models have no length
@@ -151,15 +136,12 @@ class Encoder:
             return np.zeros((0, self.dim), dtype=np.float32)
         if self.backend in EXPORTED:
             int8 = EXPORTED[self.backend] == "int8"
-            x = self.model.encode(
-                texts, batch_size=INT8_RECIPE["batch_size"] if int8 else self.batch_size
-            )
+            batch = INT8_RECIPE["batch_size"] if int8 else self.batch_size
+            x = self.model.encode(texts, batch_size=batch)
         elif self.backend == "static":
             with self._lock:
-                x = np.asarray(
-                    self.model.encode(texts, batch_size=max(self.batch_size, 1024)),
-                    dtype=np.float32,
-                )
+                x = self.model.encode(texts, batch_size=max(self.batch_size, 1024))
+            x = np.asarray(x, dtype=np.float32)
         else:
             with self._lock:
                 x = self.model.encode(
@@ -199,18 +181,14 @@ class DenseRetriever(Retriever):
         for b in (backend, query_backend or backend):
             if b not in BACKENDS:
                 raise RetrievalError(f"backend must be one of {BACKENDS}, got {b!r}")
-        self.model_name = model
-        self.prefix_setup = prefix
-        self.index_type = index
+        self.model_name, self.prefix_setup, self.index_type = model, prefix, index
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self.backend = backend
         # queries may run through another runtime of the same model (int8: ~30% faster per
         # query, the same MRR on the benchmark; docs/serve.md); documents never do
         self.query_backend = query_backend or backend
-        self.batch_size = batch_size
-        self.cache_queries = cache_queries
-        self.hnsw_m = hnsw_m
-        self.ef_search = ef_search
+        self.batch_size, self.cache_queries = batch_size, cache_queries
+        self.hnsw_m, self.ef_search = hnsw_m, ef_search
         self._encoders: dict[str, Encoder] = {}
         self._encoder_lock = threading.Lock()
         self._caches: dict[tuple[str, str], EmbeddingCache] = {}
@@ -238,9 +216,8 @@ class DenseRetriever(Retriever):
     def _encoder_for(self, backend: str) -> Encoder:
         with self._encoder_lock:
             if backend not in self._encoders:
-                self._encoders[backend] = Encoder(
-                    self.model_name, backend=backend, batch_size=self.batch_size
-                )
+                encoder = Encoder(self.model_name, backend=backend, batch_size=self.batch_size)
+                self._encoders[backend] = encoder
             return self._encoders[backend]
 
     @property
@@ -269,7 +246,7 @@ class DenseRetriever(Retriever):
             return None
         key = (encoder.key, prefix)
         if key not in self._caches:
-            self._caches[key] = EmbeddingCache(self.cache_dir, encoder.key, prefix)
+            self._caches[key] = EmbeddingCache(self.cache_dir, *key)
         return self._caches[key]
 
     def embed(
@@ -318,14 +295,11 @@ class DenseRetriever(Retriever):
         prefix = self.query_prefix if query_prefix is None else query_prefix
         q = self.embed(queries, prefix, use_cache=self.cache_queries, queries=True)
         # per-call search parameters, not the index's own: searches run in parallel
-        params = (
-            faiss.SearchParametersHNSW(efSearch=max(self.ef_search, k))  # type: ignore[attr-defined]
-            if self.index_type == "hnsw"
-            else None
-        )
-        scores, idx = self.faiss_index.search(
-            np.ascontiguousarray(q, dtype=np.float32), k, params=params
-        )
+        params = None
+        if self.index_type == "hnsw":
+            params = faiss.SearchParametersHNSW(efSearch=max(self.ef_search, k))  # type: ignore[attr-defined]
+        q = np.ascontiguousarray(q, dtype=np.float32)
+        scores, idx = self.faiss_index.search(q, k, params=params)
         valid = idx >= 0  # HNSW may return fewer than k
         scores = scores.astype(np.float32, copy=False)
         scores[~valid] = -np.inf
@@ -345,11 +319,10 @@ class DenseRetriever(Retriever):
         model = p["model"]
         enc = directory / "encoder.json"
         if enc.exists():
-            path = json.loads(enc.read_text())["path"]
             try:
                 resolve_model(model)
-            except ModelNotFoundError:
-                model = path  # the registry name moved; fall back to the saved directory
+            except ModelNotFoundError:  # the registry name moved; use the saved directory
+                model = json.loads(enc.read_text())["path"]
         r = cls(model, prefix=p["prefix"], index=p["index"], backend=p.get("backend", "auto"))
         flags = faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY if mmap else 0
         try:

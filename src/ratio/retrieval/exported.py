@@ -3,16 +3,13 @@
 Why not sentence-transformers' own ``backend="onnx"``: it loads through Optimum, whose only
 ONNX release here (optimum-onnx 0.1.0) requires transformers<4.58 while the project runs
 transformers 5, and optimum-intel (``backend="openvino"``) would pull torchvision and another
-huggingface_hub into the environment. So the whole model (transformer, pooling, normalize)
-is exported as one graph with ``torch.onnx`` and run directly. Texts are still tokenized by
-the loaded SentenceTransformer itself, so token ids, truncation (``max_seq_length``) and
-padding are exactly those of the torch path; only the forward pass changes.
+huggingface_hub. So the whole model is exported as one graph with ``torch.onnx`` and run
+directly; the loaded SentenceTransformer still tokenizes, so token ids, truncation and padding
+are those of the torch path.
 
-Exports live under :func:`exports_root`, one folder per model content key and variant
-(never inside the model folder: that would change the model's cache key, and fine-tuned
-model folders may be symlinks). Each is built in a temporary folder and renamed into
-place, so an interrupted export leaves nothing that a later run would load, and a finished
-one is reused by every later run.
+Exports live under :func:`exports_root`, one folder per model content key and variant (never
+inside the model folder: that would change the model's cache key, and fine-tuned model
+folders may be symlinks), each built in a temporary folder and renamed into place.
 """
 
 from __future__ import annotations
@@ -102,11 +99,8 @@ def recipe_tag(recipe: dict[str, Any]) -> str:
 
 
 def _built_once(final: Path, build: Callable[[Path], None]) -> Path:
-    """``final`` as a complete folder: reuse it, or build it in a temporary sibling and rename.
-
-    Two processes exporting at once both build; the first rename wins and the other's copy
-    is discarded, so a reader never sees a half-written folder.
-    """
+    """``final`` as a complete folder: reuse it, or build it in a temporary sibling and rename
+    (two processes exporting at once both build; the first rename wins)."""
     if final.is_dir():
         return final
     final.parent.mkdir(parents=True, exist_ok=True)
@@ -136,13 +130,9 @@ def _tensor_features(st: Any, texts: list[str]) -> tuple[dict[str, np.ndarray], 
 
 def export_onnx(st: Any, out_dir: Path, name: str = "the model") -> None:
     """Write the SentenceTransformer ``st`` (on CPU, fp32) as one ONNX graph to ``out_dir``.
-
-    The graph takes the tokenizer's tensors and returns the module stack's
-    ``sentence_embedding`` (pooling and normalization included). Tracing records one path
-    through the code, so the tracing batch is padded (the attention-mask path is recorded,
-    not a shortcut for unpadded batches), and the graph is checked against the torch forward
-    pass on a batch of another shape before anything uses it.
-    """
+    Tracing records one path through the code, so the tracing batch is padded (the
+    attention-mask path is recorded, not a shortcut for unpadded batches), and the graph is
+    checked against the torch forward pass on a batch of another shape."""
     import torch
 
     probe = [
@@ -166,12 +156,12 @@ def export_onnx(st: Any, out_dir: Path, name: str = "the model") -> None:
             self.st = st
 
         def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
-            return self.st({**fixed, **dict(zip(names, tensors, strict=True))})[
-                "sentence_embedding"
-            ]
+            features = {**fixed, **dict(zip(names, tensors, strict=True))}
+            return self.st(features)["sentence_embedding"]
 
     graph = Graph().eval()
     inputs = tuple(torch.from_numpy(arrays[n]) for n in names)
+    axes = {n: {0: "batch", 1: "tokens"} for n in names}
     check_arrays, _ = _tensor_features(st, check)
     # the tracer warns about every Python-level branch it freezes; the check below is what
     # tells whether the frozen graph is right
@@ -184,10 +174,7 @@ def export_onnx(st: Any, out_dir: Path, name: str = "the model") -> None:
             str(out_dir / ONNX_FILE),
             input_names=names,
             output_names=["sentence_embedding"],
-            dynamic_axes={
-                **{n: {0: "batch", 1: "tokens"} for n in names},
-                "sentence_embedding": {0: "batch"},
-            },
+            dynamic_axes={**axes, "sentence_embedding": {0: "batch"}},
             opset_version=OPSET,
             dynamo=False,
         )
@@ -235,10 +222,8 @@ def _activation_peaks(fp32_file: Path, st: Any, names: list[str], work: Path) ->
 
 def smooth(fp32_file: Path, out_file: Path, st: Any, alpha: float) -> None:
     """Move activation outliers into the weights (SmoothQuant): same function, flatter inputs.
-
-    For each group of weight MatMuls sharing an input x (Q, K and V share one), a Mul by 1/s
-    is inserted on x and the weights' input rows are multiplied by s.
-    """
+    Each group of weight MatMuls sharing an input x (Q, K, V) gets a Mul by 1/s on x and its
+    weights' input rows multiplied by s."""
     import onnx
     from onnx import numpy_helper
 
@@ -338,25 +323,19 @@ class OrtSession:
 
 
 class OpenVinoSession:
-    """An OpenVINO CPU compiled model over one exported graph, kept at fp32 precision.
-
-    OpenVINO would otherwise compute in bf16 on CPUs with AVX512-BF16 or AMX, which is no
-    longer the fp32 model (and would share its embedding cache).
-    """
+    """An OpenVINO CPU compiled model over one exported graph, kept at fp32 precision (else
+    bf16 on CPUs with AVX512-BF16 or AMX: no longer the fp32 model, yet sharing its cache)."""
 
     def __init__(self, path: Path, threads: int) -> None:
         import openvino as ov
 
         core = ov.Core()
-        self.compiled = core.compile_model(
-            core.read_model(str(path)),
-            "CPU",
-            {
-                "INFERENCE_PRECISION_HINT": "f32",
-                "INFERENCE_NUM_THREADS": threads,
-                "PERFORMANCE_HINT": "LATENCY",
-            },
-        )
+        hints = {
+            "INFERENCE_PRECISION_HINT": "f32",
+            "INFERENCE_NUM_THREADS": threads,
+            "PERFORMANCE_HINT": "LATENCY",
+        }
+        self.compiled = core.compile_model(core.read_model(str(path)), "CPU", hints)
         self.request = self.compiled.create_infer_request()
         self.inputs = [i.get_any_name() for i in self.compiled.inputs]
 
@@ -366,12 +345,9 @@ class OpenVinoSession:
 
 class ExportedEncoder:
     """Encodes like ``SentenceTransformer.encode`` with the forward pass run by an exported graph.
-
-    Texts are sorted by length before batching (as sentence-transformers does) so a batch
-    carries little padding. A single text (a user's query) runs on its own one-thread
-    session: a server answers many queries at once, each on one core, and a team of threads
-    per query only queues them (on 2 cores, 8 clients: ~3x the CPU per query).
-    """
+    A single text (a user's query) runs on its own one-thread session: a server answers many
+    queries at once, each on one core, and a team of threads per query only queues them (on 2
+    cores, 8 clients: ~3x the CPU per query)."""
 
     def __init__(
         self, st: Any, session: Callable[[int], OrtSession | OpenVinoSession], threads: int

@@ -1,9 +1,7 @@
 """Known embedding models, their recommended prefixes, and where their files live.
 
-The paper evaluates each model under three input setups (Appendix C): no prefix,
-a generic ``query: `` / ``document: `` pair, and the prefix or instruction the
-model's authors recommend. This registry records the recommended one so a
-config only names the model and the setup.
+The paper evaluates each model under three input setups (Appendix C): no prefix, a generic
+``query: `` / ``document: `` pair, and the prefix or instruction the model's authors recommend.
 """
 
 from __future__ import annotations
@@ -26,6 +24,9 @@ GENERIC_PREFIXES = ("query: ", "document: ")
 STELLA_S2P = (
     "Instruct: Given a web search query, retrieve relevant passages that answer the query.\nQuery: "
 )
+NOMIC = ("search_query: ", "search_document: ")
+E5 = ("query: ", "passage: ")
+BGE = ("Represent this sentence for searching relevant passages: ", "")
 
 
 class ModelNotFoundError(RatioError):
@@ -51,40 +52,15 @@ KNOWN_MODELS: dict[str, ModelSpec] = {
         ModelSpec("potion-mpnet-256", "", static=True),
         ModelSpec("potion-base-8M", "minishlab/potion-base-8M", static=True),
         ModelSpec("potion-retrieval-32M", "minishlab/potion-retrieval-32M", static=True),
-        ModelSpec(
-            "modernbert-embed-large",
-            "lightonai/modernbert-embed-large",
-            "search_query: ",
-            "search_document: ",
-        ),
-        ModelSpec(
-            "modernbert-embed-base",
-            "nomic-ai/modernbert-embed-base",
-            "search_query: ",
-            "search_document: ",
-        ),
-        ModelSpec(
-            "nomic-embed-text-v1.5",
-            "nomic-ai/nomic-embed-text-v1.5",
-            "search_query: ",
-            "search_document: ",
-        ),
+        ModelSpec("modernbert-embed-large", "lightonai/modernbert-embed-large", *NOMIC),
+        ModelSpec("modernbert-embed-base", "nomic-ai/modernbert-embed-base", *NOMIC),
+        ModelSpec("nomic-embed-text-v1.5", "nomic-ai/nomic-embed-text-v1.5", *NOMIC),
         ModelSpec("stella_en_1.5B_v5", "NovaSearch/stella_en_1.5B_v5", STELLA_S2P, ""),
         ModelSpec("stella_en_400M_v5", "NovaSearch/stella_en_400M_v5", STELLA_S2P, ""),
-        ModelSpec("e5-base-v2", "intfloat/e5-base-v2", "query: ", "passage: "),
-        ModelSpec("e5-large-v2", "intfloat/e5-large-v2", "query: ", "passage: "),
-        ModelSpec(
-            "bge-base-en-v1.5",
-            "BAAI/bge-base-en-v1.5",
-            "Represent this sentence for searching relevant passages: ",
-            "",
-        ),
-        ModelSpec(
-            "bge-large-en-v1.5",
-            "BAAI/bge-large-en-v1.5",
-            "Represent this sentence for searching relevant passages: ",
-            "",
-        ),
+        ModelSpec("e5-base-v2", "intfloat/e5-base-v2", *E5),
+        ModelSpec("e5-large-v2", "intfloat/e5-large-v2", *E5),
+        ModelSpec("bge-base-en-v1.5", "BAAI/bge-base-en-v1.5", *BGE),
+        ModelSpec("bge-large-en-v1.5", "BAAI/bge-large-en-v1.5", *BGE),
     ]
 }
 
@@ -96,10 +72,8 @@ The one place these variables are named; a child process gets them by ``{**os.en
 
 
 def offline_hf() -> None:
-    """Set :data:`OFFLINE_ENV` in this process unless the user chose otherwise.
-
-    ``huggingface_hub`` reads them once, at import, so this runs before anything imports it.
-    """
+    """Set :data:`OFFLINE_ENV` in this process unless the user chose otherwise (before anything
+    imports ``huggingface_hub``: it reads them once, at import)."""
     for name, value in OFFLINE_ENV.items():
         os.environ.setdefault(name, value)
 
@@ -121,11 +95,8 @@ def quiet_offline_hf() -> None:
 
 def models_dirs() -> list[Path]:
     """Directories searched for a model by name: ``$RATIO_MODELS`` then the repo's ``models/``."""
-    dirs = []
-    if os.environ.get("RATIO_MODELS"):
-        dirs += [Path(p) for p in os.environ["RATIO_MODELS"].split(os.pathsep) if p]
-    dirs.append(REPO_ROOT / "models")
-    return dirs
+    env = os.environ.get("RATIO_MODELS", "")
+    return [*(Path(p) for p in env.split(os.pathsep) if p), REPO_ROOT / "models"]
 
 
 def _is_model_dir(p: Path) -> bool:
@@ -135,10 +106,8 @@ def _is_model_dir(p: Path) -> bool:
 
 
 def resolve_model(name_or_path: str) -> tuple[Path, ModelSpec]:
-    """Find a model's directory from a registry name, a directory name or a path.
-
-    Lookups are offline only: a model must already be on disk.
-    """
+    """Find a model's directory (already on disk) from a registry name, a directory name or a
+    path."""
     if not name_or_path:
         raise ModelNotFoundError("no model given for a dense system (set `model = ...`)")
     spec = KNOWN_MODELS.get(name_or_path)
@@ -146,16 +115,14 @@ def resolve_model(name_or_path: str) -> tuple[Path, ModelSpec]:
     direct = Path(name_or_path).expanduser()
     if direct.is_absolute() or name_or_path.startswith((".", "~")) or "/" in name_or_path:
         candidates.append(direct)
-    names = [name_or_path]
-    if spec and spec.hf_id:
-        names.append(spec.hf_id.split("/")[-1])
+    names = [name_or_path] + ([spec.hf_id.split("/")[-1]] if spec and spec.hf_id else [])
     for d in models_dirs():
         candidates += [d / n for n in names]
     for c in candidates:
         if _is_model_dir(c):
             c = c.resolve()
             if spec is None:
-                spec = KNOWN_MODELS.get(c.name) or ModelSpec(c.name, static=_looks_static(c))
+                spec = KNOWN_MODELS.get(c.name) or ModelSpec(c.name, static=is_static(c))
             return c, spec
     searched = ", ".join(str(c) for c in candidates)
     raise ModelNotFoundError(
@@ -164,7 +131,7 @@ def resolve_model(name_or_path: str) -> tuple[Path, ModelSpec]:
     )
 
 
-def _looks_static(path: Path) -> bool:
+def is_static(path: Path) -> bool:
     """model2vec directories have a config with ``model_type: model2vec``."""
     cfg = path / "config.json"
     if not cfg.exists():
@@ -174,10 +141,6 @@ def _looks_static(path: Path) -> bool:
     except (OSError, ValueError):
         return False
     return data.get("model_type") == "model2vec"
-
-
-def is_static(path: Path) -> bool:
-    return _looks_static(path)
 
 
 def prefixes(spec: ModelSpec, setup: str) -> tuple[str, str]:
@@ -192,11 +155,9 @@ def prefixes(spec: ModelSpec, setup: str) -> tuple[str, str]:
 
 
 def model_key(path: Path) -> str:
-    """A cache key for a model: its directory name plus a hash of its files.
-
-    Weight files are hashed by content (two fine-tunes of one backbone have equal
-    sizes but must never share cached embeddings); other files by name and size.
-    """
+    """A cache key for a model: its directory name plus a hash of its files. Weight files are
+    hashed by content (two fine-tunes of one backbone have equal sizes but must never share
+    cached embeddings); other files by name and size."""
     h = hashlib.sha1()
     for f in sorted(path.rglob("*")):
         if not f.is_file() or "checkpoint-" in str(f.relative_to(path)):

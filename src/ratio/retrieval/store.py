@@ -1,19 +1,14 @@
 """The search path: a named system's index over a candidate pool, and its ranked list.
 
-``ratio evaluate``, ``ratio train-compare`` and the search service each rank through an
-:class:`IndexStore` (the first two with one layout, :func:`ratio.evaluation.harness.index_store`).
-A system is a :class:`~ratio.config.SystemConfig`: BM25, dense (a registry model, a local folder
-or a trained model), a hybrid fusing other named systems, or an instructed view of one dense
-system (its index, queries read with another prefix: a unified model serves every move from one
-index, each move with its own instruction). :meth:`IndexStore.rank` turns a system name, a pool
-and a batch of queries into a :class:`~ratio.metrics.run.Run`; a hybrid ranks each component at
-least :attr:`IndexStore.HYBRID_DEPTH` deep and fuses the runs (:mod:`ratio.metrics.fusion`).
+``ratio evaluate``, ``ratio train-compare`` and the search service all rank through an
+:class:`IndexStore`. A system is a :class:`~ratio.config.SystemConfig`: BM25, dense, a hybrid
+fusing other named systems, or an instructed view of one dense system (its index, queries read
+with another prefix: a unified model serves every move from one index).
 
-A leaf system's index is built once, kept in memory for the process, saved to
-``folder(name, pool)`` (the caller's layout, e.g. ``RunDir.index``) and reloaded
-memory-mapped while the system's digest and the pool's content fingerprint are those
-recorded next to it. Dense models encode through the run's embedding cache
-(``<build.out>/embeddings``), so every user of a run encodes a candidate once.
+A leaf system's index is built once, kept in memory, saved to ``folder(name, pool)`` and
+reloaded memory-mapped while the system's digest and the pool's fingerprint are those recorded
+next to it. Dense models encode through the run's embedding cache, so every user of a run
+encodes a candidate once.
 """
 
 from __future__ import annotations
@@ -55,8 +50,7 @@ class IndexedPool(Protocol):
     """What the store needs of a candidate pool: a name for its folder, its content
     fingerprint, and its rows (read only when an index is built)."""
 
-    @property
-    def key(self) -> str: ...
+    key: str
 
     @property
     def fingerprint(self) -> str: ...
@@ -111,8 +105,7 @@ def system_digest(s: SystemConfig, systems: Mapping[str, SystemConfig]) -> str:
 
 @dataclass
 class Loaded:
-    """A retriever ready to search, the lock that serializes its searches (for a retriever
-    that is not thread-safe), its load time."""
+    """A retriever ready to search, its load time, and the lock that serializes its searches."""
 
     retriever: Retriever
     load_s: float
@@ -125,14 +118,9 @@ class Loaded:
 
 class IndexStore:
     """Named systems' retrievers over pools: in memory, reloaded from disk, or built.
-
-    ``folder(name, pool)`` is where a system's index for a pool is saved;
-    ``embeddings`` is the run's embedding cache; ``cache_queries`` False keeps query
-    embeddings out of it (a service's user queries are not worth keeping). Thread-safe:
-    one thread builds a given index while others wait for it, and the searches of one
-    retriever run one at a time unless it is ``concurrent`` (dense retrievers without a
-    query cache: two cores then serve two queries at once).
-    """
+    ``folder(name, pool)`` is where a system's index for a pool is saved; ``embeddings`` is
+    the run's embedding cache. Thread-safe: one thread builds a given index while others wait,
+    and a retriever's searches run one at a time unless it is ``concurrent``."""
 
     HYBRID_DEPTH = 100  # each component of a hybrid ranks at least this many before fusion
 
@@ -146,10 +134,8 @@ class IndexStore:
         progress: bool = False,
     ) -> None:
         self.systems = dict(systems)
-        self.folder = folder
-        self.embeddings = embeddings
-        self.cache_queries = cache_queries
-        self.progress = progress
+        self.folder, self.embeddings = folder, embeddings
+        self.cache_queries, self.progress = cache_queries, progress
         self.live: dict[tuple[str, str], Loaded] = {}
         self._loading: dict[tuple[str, str], threading.Lock] = {}
         self._guard = threading.Lock()
@@ -184,11 +170,9 @@ class IndexStore:
         """System ``name``'s top ``k`` candidates of ``pool`` for each query, in its own order."""
         s = self.system(name)
         if s.kind == "hybrid":
-            depth = max(k, self.HYBRID_DEPTH)
-            runs = [
-                self.rank(c, pool, queries, depth, query_ids, (*_path, name))
-                for c in self._components(s, _path)
-            ]
+            depth, path = max(k, self.HYBRID_DEPTH), (*_path, name)
+            parts = self._components(s, _path)
+            runs = [self.rank(c, pool, queries, depth, query_ids, path) for c in parts]
             return fuse(runs, k, s.fusion, name=name)
         if s.kind == "instructed":
             (dense,) = self._components(s, _path)
@@ -252,10 +236,9 @@ class IndexStore:
             except (ValueError, KeyError, RetrievalError) as e:
                 log.warning("rebuilding index %s: %s", d, e)
         r = self._adopt(build_retriever(s, cache_dir=self.embeddings), s)
-        ids = pool.ids
         if self.progress:
-            log.info("indexing %s candidates for %s", f"{len(ids):,}", s.name)
-        r.index(ids, pool.texts)
+            log.info("indexing %s candidates for %s", f"{len(pool.ids):,}", s.name)
+        r.index(pool.ids, pool.texts)
         try:
             r.save(d)
             write_text_atomic(sidecar, json.dumps(want, indent=2))

@@ -1,13 +1,8 @@
 """The HTTP API and web page: inspiration search for people (the page) and programs (JSON).
 
-Endpoints: ``POST /search`` (one move), ``POST /moves`` (all three side by
-side), ``GET /info``, ``GET /health``, ``GET /metrics``; OpenAPI at
-``/openapi.json``; the page at ``/``. Searches are plain ``def`` handlers, so
-FastAPI runs them in its threadpool and one slow query never blocks the event
-loop; the engine serializes access to each retriever itself.
-
-Every client mistake is a 4xx whose body is ``{"error": "...", "detail": [...]}``
-with a message a person can act on; the server keeps running.
+Searches are plain ``def`` handlers, so FastAPI runs them in its threadpool and one slow query
+never blocks the event loop. Every client mistake is a 4xx whose body is
+``{"error": "...", "detail": [...]}`` with a message a person can act on.
 """
 
 from __future__ import annotations
@@ -46,8 +41,6 @@ from ratio.serve.engine import (
 
 STATIC = Path(__file__).parent / "static"
 Move = Literal["address", "broaden", "specify"]
-
-# ---------------------------------------------------------------- request / response models
 
 
 def _json_integer(v: Any) -> Any:
@@ -99,12 +92,10 @@ class _Filters(BaseModel):
         return v
 
     def filters(self) -> dict[str, Any]:
-        return {
-            "year_min": self.year_min,
-            "year_max": self.year_max,
-            "venue": self.venue or None,
-            "exclude_paper": self.exclude_paper or None,
-        }
+        venue, exclude_paper = self.venue or None, self.exclude_paper or None
+        return dict(
+            year_min=self.year_min, year_max=self.year_max, venue=venue, exclude_paper=exclude_paper
+        )
 
 
 class SearchRequest(_Filters):
@@ -167,8 +158,6 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     503: {"model": ErrorResponse, "description": "A retriever could not be loaded."},
 }
 
-# ---------------------------------------------------------------- metrics
-
 
 class Metrics:
     """Request counts and recent latencies per route, for ``GET /metrics``."""
@@ -176,9 +165,7 @@ class Metrics:
     def __init__(self, window: int = 10_000) -> None:
         self.counts: Counter[tuple[str, int]] = Counter()
         self.latencies: dict[str, deque[float]] = {}
-        self.window = window
-        self.lock = threading.Lock()
-        self.started = time.time()
+        self.window, self.lock, self.started = window, threading.Lock(), time.time()
 
     def record(self, route: str, status: int, ms: float) -> None:
         with self.lock:
@@ -197,21 +184,14 @@ class Metrics:
         for route, a in lats.items():
             if len(a):
                 p50, p95, p99 = np.percentile(a, [50, 95, 99])
-                routes[route]["latency_ms"] = {
-                    "p50": round(float(p50), 3),
-                    "p95": round(float(p95), 3),
-                    "p99": round(float(p99), 3),
-                    "mean": round(float(a.mean()), 3),
-                    "window": len(a),
-                }
+                stats = {"p50": p50, "p95": p95, "p99": p99, "mean": a.mean()}
+                latency = {name: round(float(v), 3) for name, v in stats.items()}
+                routes[route]["latency_ms"] = {**latency, "window": len(a)}
         return {
             "uptime_s": round(time.time() - self.started, 1),
             "requests": sum(counts.values()),
             "routes": routes,
         }
-
-
-# ---------------------------------------------------------------- the app
 
 
 def _error_message(errors: list[dict[str, Any]]) -> str:
@@ -237,11 +217,9 @@ _PAGE_CSP = (
 
 
 class _Measure:
-    """Records each request's route, status and latency, and sets the security headers.
-
-    A plain ASGI middleware: Starlette's ``BaseHTTPMiddleware`` (``@app.middleware``) runs
-    every request through an extra task and stream, a measurable share of a search's CPU.
-    """
+    """Records each request's route, status and latency, and sets the security headers. A plain
+    ASGI middleware: Starlette's ``BaseHTTPMiddleware`` runs every request through an extra task
+    and stream, a measurable share of a search's CPU."""
 
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app = app
@@ -299,9 +277,7 @@ def create_app(engine: SearchEngine) -> FastAPI:
         ),
     )
     app.state.engine = engine
-    metrics = Metrics()
-    app.state.metrics = metrics
-
+    app.state.metrics = metrics = Metrics()
     app.add_middleware(_Measure, metrics=metrics)
 
     @app.exception_handler(RequestValidationError)
@@ -310,9 +286,8 @@ def create_app(engine: SearchEngine) -> FastAPI:
         for e in errors:
             e["loc"] = [str(x) for x in e.get("loc", ())]
         if any(e.get("type") == "json_invalid" for e in errors):
-            return JSONResponse(
-                {"error": f"malformed JSON body: {_error_message(errors)}", "detail": errors}, 400
-            )
+            message = f"malformed JSON body: {_error_message(errors)}"
+            return JSONResponse({"error": message, "detail": errors}, 400)
         return JSONResponse({"error": _error_message(errors), "detail": errors}, 422)
 
     @app.exception_handler(StarletteHTTPException)

@@ -1,12 +1,8 @@
 """The search engine behind the HTTP API, the web page, ``ratio.search`` and the MCP tools.
 
-It answers "given this statement, which sentences suggest the next ideation
-move?" over a candidate pool (:mod:`ratio.serve.pool`): it resolves the retriever a
-request names for the move (``auto``: the move's specialist, the unified model, their untuned
-base or BM25, whichever won on validation, see :mod:`ratio.serve.trained`), ranks with the run's
-:class:`~ratio.retrieval.store.IndexStore` (the search path ``ratio evaluate`` uses;
-indexes saved under the pool folder's ``retrievers/``, embeddings in the run's cache),
-maps candidate ids to pool rows and applies filters.
+It resolves the retriever a request names for the move (``auto``: whichever won on validation,
+see :mod:`ratio.serve.trained`), ranks with the run's :class:`~ratio.retrieval.store.IndexStore`
+(indexes under the pool folder's ``retrievers/``), maps candidate ids to pool rows and filters.
 """
 
 from __future__ import annotations
@@ -42,6 +38,8 @@ AUTO = "auto"
 # Python, in the API's JSON Schema (QUERY_PATTERN) and in any client validating against it.
 BLANK = " \t\n\r\f\v"
 QUERY_PATTERN = r"[^ \t\n\r\f\v]"
+# the pool columns a result shows as they are, in the response's order
+HIT_COLUMNS = "candidate_id text paper_id title year venue section section_category".split()
 _FAISS_THREADS = int(os.environ.get("RATIO_SERVE_FAISS_THREADS", "1"))
 
 
@@ -82,8 +80,7 @@ class SearchEngine:
         self.dense_index = dense_index
         self.dense_backend = dense_backend  # their pool encoder (auto | torch | onnx | ...)
         self.dense_query_backend = dense_query_backend  # their queries' ("": the same)
-        self.systems = systems
-        self.default = default
+        self.systems, self.default = systems, default
         self.trained = dict(trained or {})  # each move's specialist
         self.unified = dict(unified or {})  # the unified model, per move (one folder)
         # the run's embedding cache (<build.out>/embeddings), shared with `ratio evaluate` and
@@ -94,14 +91,11 @@ class SearchEngine:
             embeddings=embedding_cache,
             cache_queries=False,  # user queries are not worth keeping
         )
-        self.started = time.time()
         if default not in self.retriever_names():
             raise UnknownRetrieverError(
                 f"default retriever {default!r} is not known; "
                 f"known: {', '.join(self.retriever_names())}"
             )
-
-    # ------------------------------------------------------------ construction
 
     @classmethod
     def open(
@@ -116,14 +110,9 @@ class SearchEngine:
         warm: Sequence[str] = (),
         progress: bool = False,
     ) -> SearchEngine:
-        """Open (building on first use) the pool and retrievers a run config describes.
-
-        Options left as None come from ``[serve]`` in the config (keys ``source``,
-        ``split``, ``candidates``, ``retriever``, ``model``, where the config has
-        them), so a TOML file alone can define a deployment. ``warm`` names
-        retrievers to load now rather than on their first request (``auto``:
-        each move's default).
-        """
+        """Open (building on first use) the pool and retrievers a run config describes. Options
+        left as None come from ``[serve]`` in the config, so a TOML file alone can define a
+        deployment. ``warm`` names retrievers to load now (``auto``: each move's default)."""
         cfg = config if isinstance(config, RunConfig) else load_config(config)
         serve = cfg.serve
         source = source or getattr(serve, "source", "") or "benchmark"
@@ -142,10 +131,8 @@ class SearchEngine:
             "dense": SystemConfig(
                 name="dense", kind="dense", model=dense_model or DEFAULT_DENSE_MODEL
             ),
+            **{s.name: s for s in cfg.evaluate.systems if s.name},
         }
-        for s in cfg.evaluate.systems:
-            if s.name:
-                systems[s.name] = s
         eng = cls(
             pool,
             systems=systems,
@@ -170,8 +157,6 @@ class SearchEngine:
                     if leaf not in done:
                         done.add(leaf)
                         self.store.rank(leaf, self.pool, ["warm up"], 1)
-
-    # ------------------------------------------------------------ retriever resolution
 
     def retriever_names(self) -> list[str]:
         """Names a request may pass as ``retriever``."""
@@ -202,8 +187,7 @@ class SearchEngine:
                 raise UnknownRetrieverError(
                     f"no trained model for move {move!r} (looked for a sentence-transformers "
                     f"folder <train.out>/{move}/best and <build.out>/models/{move}/best); "
-                    f"trained moves: "
-                    f"{', '.join(sorted(self.trained)) or 'none'}"
+                    f"trained moves: {', '.join(sorted(self.trained)) or 'none'}"
                 )
             t = self.trained[move]
             return "trained", self.store.define(
@@ -215,9 +199,8 @@ class SearchEngine:
             choice = self.auto_choice(move)
             dense = choice if choice in ("trained", "unified") else "dense"
             parts = [self.resolve(c, move, _depth + 1)[1] for c in ("bm25", dense)]
-            return "hybrid", self.store.define(
-                SystemConfig(name=f"hybrid@{move}", kind="hybrid", components=parts)
-            )
+            hybrid = SystemConfig(name=f"hybrid@{move}", kind="hybrid", components=parts)
+            return "hybrid", self.store.define(hybrid)
         system = self.systems.get(name)
         if system is None:
             raise UnknownRetrieverError(
@@ -256,21 +239,18 @@ class SearchEngine:
                 "<train.out>/unified/best and <build.out>/models/unified/best)"
             )
         self.store.define(self._dense("unified", str(t.path), t.prefix))
-        return self.store.define(
-            SystemConfig(
-                name=f"unified@{move}",
-                kind="instructed",
-                components=["unified"],
-                instruction=t.instruction,
-            )
+        view = SystemConfig(
+            name=f"unified@{move}",
+            kind="instructed",
+            components=["unified"],
+            instruction=t.instruction,
         )
+        return self.store.define(view)
 
     def _baseline_of(self, move: str) -> TrainedModel | None:
         """The trained model whose untuned base serves as ``baseline@<move>``."""
-        return next(
-            (t for t in (self.trained.get(move), self.unified.get(move)) if t and t.base_model),
-            None,
-        )
+        models = (self.trained.get(move), self.unified.get(move))
+        return next((t for t in models if t and t.base_model), None)
 
     def auto_choice(self, move: str) -> str:
         """What ``auto`` means for ``move``: whichever of its specialist, the unified model,
@@ -297,8 +277,6 @@ class SearchEngine:
             return any(self._move_specific(c) for c in s.components)
         return system.startswith("trained@") or s.kind == "instructed"
 
-    # ------------------------------------------------------------ search
-
     def search(
         self,
         query: str,
@@ -320,15 +298,8 @@ class SearchEngine:
         if year_min is not None and year_max is not None and year_min > year_max:
             # an empty range, not an error: JSON Schema cannot say "min <= max", and a
             # client that states a valid schema request should get a valid answer
-            return self._response(
-                query,
-                move,
-                k,
-                (name, system),
-                [],
-                t0,
-                f"year_min ({year_min}) > year_max ({year_max}): no year matches",
-            )
+            note = f"year_min ({year_min}) > year_max ({year_max}): no year matches"
+            return self._response(query, move, k, (name, system), [], t0, note)
         filtered = any(v not in (None, "") for v in (year_min, year_max, venue, exclude_paper))
         n = self.pool.n
         fetch = min(n, k if not filtered else max(4 * k, 50))
@@ -336,9 +307,8 @@ class SearchEngine:
         while True:
             run = self.store.rank(system, self.pool, [query], fetch)
             ids, sc = run.doc_ids()[0], run.scores[0]
-            keep = ids != ""  # "" pads missing results
             rows = self.pool.rows_of(ids)
-            keep &= rows >= 0
+            keep = (ids != "") & (rows >= 0)  # "" pads missing results
             if filtered:
                 keep &= self._filter_mask(rows, year_min, year_max, venue, exclude_paper)
             rows_k, scores_k = rows[keep], sc[keep]
@@ -346,25 +316,17 @@ class SearchEngine:
             if len(rows_k) >= k or exhausted:
                 break
             fetch = min(n, fetch * 4)
-        rows_k, scores_k = rows_k[:k], scores_k[:k]
-        results = []
-        for rank, (row, score) in enumerate(zip(self.pool.rows(rows_k), scores_k, strict=True), 1):
-            results.append(
-                {
-                    "rank": rank,
-                    "candidate_id": row["candidate_id"],
-                    "text": row["text"],
-                    "paper_id": row["paper_id"],
-                    "title": row["title"],
-                    "year": row["year"],
-                    "venue": row["venue"],
-                    "section": row["section"],
-                    "section_category": row["section_category"],
-                    "context": {"prev": row["prev"], "next": row["next"]},
-                    "score": float(score) if np.isfinite(score) else 0.0,
-                    "retriever": name,
-                }
-            )
+        hits = zip(self.pool.rows(rows_k[:k]), scores_k[:k], strict=True)
+        results = [
+            {
+                "rank": rank,
+                **{c: row[c] for c in HIT_COLUMNS},
+                "context": {"prev": row["prev"], "next": row["next"]},
+                "score": float(score) if np.isfinite(score) else 0.0,
+                "retriever": name,
+            }
+            for rank, (row, score) in enumerate(hits, 1)
+        ]
         return self._response(query, move, k, (name, system), results, t0)
 
     def _response(self, query, move, k, choice, results, t0, note=None) -> dict[str, Any]:
@@ -420,8 +382,6 @@ class SearchEngine:
         if exclude_paper:
             keep &= np.asarray(self.pool.paper_codes[safe]) != self.pool.paper_code(exclude_paper)
         return keep
-
-    # ------------------------------------------------------------ introspection
 
     def info(self) -> dict[str, Any]:
         return {

@@ -39,14 +39,9 @@ DESCRIPTIONS = {
 
 def _compact(hit: dict[str, Any]) -> dict[str, Any]:
     """A result as an agent needs it: the sentence, where it comes from, and its context."""
+    source = {c: hit[c] for c in ("rank", "text", "paper_id", "title", "year", "venue", "section")}
     return {
-        "rank": hit["rank"],
-        "text": hit["text"],
-        "paper_id": hit["paper_id"],
-        "title": hit["title"],
-        "year": hit["year"],
-        "venue": hit["venue"],
-        "section": hit["section"],
+        **source,
         "context_before": hit["context"]["prev"],
         "context_after": hit["context"]["next"],
         "score": round(hit["score"], 4),

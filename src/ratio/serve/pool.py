@@ -1,12 +1,10 @@
 """The serving pool: a candidate pool joined once with everything a result shows.
 
-A pool is a built benchmark's candidate pool(s), an explicit candidates file, or
-an ingested sentence collection. Each candidate is joined with its paper's title,
-year and venue and its section heading and neighbouring sentences into one Arrow
-IPC file (``pool.arrow``, :data:`ratio.schemas.POOL`), with sorted-id and filter
-arrays beside it, so a request maps candidate ids to rows with a binary search over
-memory-mapped arrays and never scans Parquet. The file is rebuilt only when an input
-file changes (path, size or mtime); its content fingerprint keys the pool's indexes.
+A pool is a built benchmark's candidate pool(s), an explicit candidates file, or an ingested
+sentence collection, joined with paper metadata and sentence context into one Arrow IPC file
+(:data:`ratio.schemas.POOL`) with sorted-id and filter arrays beside it, so a request maps ids
+to rows with a binary search over memory-mapped arrays and never scans Parquet. The file is
+rebuilt only when an input file changes (path, size or mtime).
 """
 
 from __future__ import annotations
@@ -72,26 +70,17 @@ def _dedup_first(table: pa.Table, key: str) -> pa.Table:
 
 def _context(keys: pa.Table, sentences: pa.Table) -> pa.Table:
     """For each (paper_id, paragraph_idx, sentence_idx, _row): section, previous and next text.
-
-    Three hash joins: the sentence itself (for its heading), the one whose
-    ``sentence_idx`` is one less, and the one whose is one more, in the same
-    paragraph. A neighbour the ingest filtered out has no row, so it stays null.
-    """
+    A neighbour the ingest filtered out has no row, so it stays null."""
     k3 = ["paper_id", "paragraph_idx", "sentence_idx"]
     s = sentences.select(k3 + ["section", "text"])
     one = pa.scalar(1, pa.int32())
-    cur = keys.join(s.select(k3 + ["section"]), k3, join_type="left outer")
-    prev = (
-        s.select(["paper_id", "paragraph_idx", "text"])
-        .append_column("sentence_idx", pc.add(s.column("sentence_idx"), one))
-        .rename_columns(["paper_id", "paragraph_idx", "prev", "sentence_idx"])
-    )
-    nxt = (
-        s.select(["paper_id", "paragraph_idx", "text"])
-        .append_column("sentence_idx", pc.subtract(s.column("sentence_idx"), one))
-        .rename_columns(["paper_id", "paragraph_idx", "next", "sentence_idx"])
-    )
-    out = cur.join(prev, k3, join_type="left outer").join(nxt, k3, join_type="left outer")
+    out = keys.join(s.select(k3 + ["section"]), k3, join_type="left outer")
+    for name, shift in (("prev", pc.add), ("next", pc.subtract)):
+        neighbour = s.select(["paper_id", "paragraph_idx", "text"]).append_column(
+            "sentence_idx", shift(s.column("sentence_idx"), one)
+        )
+        neighbour = neighbour.rename_columns(["paper_id", "paragraph_idx", name, "sentence_idx"])
+        out = out.join(neighbour, k3, join_type="left outer")
     out = _dedup_first(out, "_row")  # a repeated (paper, para, sent) key must not add rows
     return out.sort_by("_row")
 
@@ -125,46 +114,20 @@ def build_pool_table(
             v = _dedup_first(sentences.select(["paper_id", "venue"]), "paper_id")
             j = cand.select(["paper_id", "_row"]).join(v, "paper_id", join_type="left outer")
             venue = j.sort_by("_row").column("venue")
-    cols = {
-        "candidate_id": cand.column("candidate_id"),
-        "text": cand.column("text"),
-        "paper_id": cand.column("paper_id"),
-        "title": title,
-        "year": year,
-        "venue": venue,
-        "section": section,
-        "section_category": cand.column("section_category"),
-        "origin": cand.column("origin"),
-        "marker": cand.column("marker"),
-        "paragraph_idx": cand.column("paragraph_idx").cast(pa.int32()),
-        "sentence_idx": cand.column("sentence_idx").cast(pa.int32()),
-        "prev": prev,
-        "next": nxt,
-    }
-    return pa.table(
-        {f.name: pa.chunked_array(_chunks(cols[f.name]), f.type) for f in POOL},
-        schema=POOL,
-    )
-
-
-def _chunks(col: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
-    return col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    joined = dict(title=title, year=year, venue=venue, section=section, prev=prev, next=nxt)
+    columns = {}
+    for f in POOL:  # the other columns are the candidates' own
+        col = joined[f.name] if f.name in joined else cand.column(f.name).cast(f.type)
+        chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+        columns[f.name] = pa.chunked_array(chunks, f.type)
+    return pa.table(columns, schema=POOL)
 
 
 def sentences_as_candidates(sentences: pa.Table) -> pa.Table:
     """An ingested sentence collection as a CANDIDATES-shaped table (ids as the benchmark's)."""
     ids = pa.array([candidate_id(m) for m in sentences.column("match").to_pylist()])
-    t = pa.table(
-        {
-            "candidate_id": ids,
-            "text": sentences.column("text"),
-            "paper_id": sentences.column("paper_id"),
-            "year": sentences.column("year"),
-            "section_category": sentences.column("section_category"),
-            "paragraph_idx": sentences.column("paragraph_idx"),
-            "sentence_idx": sentences.column("sentence_idx"),
-        }
-    )
+    cols = ["text", "paper_id", "year", "section_category", "paragraph_idx", "sentence_idx"]
+    t = pa.table({"candidate_id": ids, **{c: sentences.column(c) for c in cols}})
     return _dedup_first(t, "candidate_id")
 
 
@@ -231,11 +194,8 @@ def pool_spec(
 
 
 class PoolFile:
-    """The memory-mapped pool file plus a sorted-id index for id -> row lookups.
-
-    It is also the pool the service's :class:`~ratio.retrieval.store.IndexStore` indexes
-    (``key``, ``fingerprint``, ``ids``, ``texts``); ids and texts are read only to build.
-    """
+    """The memory-mapped pool file plus a sorted-id index for id -> row lookups; also the pool
+    the service's :class:`~ratio.retrieval.store.IndexStore` indexes."""
 
     def __init__(self, directory: ServePoolDir) -> None:
         self.where = directory
@@ -302,12 +262,8 @@ class PoolFile:
 def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> PoolFile:
     """Load the pool file for ``spec``, (re)building it first when its inputs changed."""
     d = spec.directory
-    sig = {
-        "version": POOL_VERSION,
-        "candidates": _signature(spec.candidates),
-        "papers": _signature(spec.papers),
-        "sentences": _signature(spec.sentences),
-    }
+    inputs = {"candidates": spec.candidates, "papers": spec.papers, "sentences": spec.sentences}
+    sig = {"version": POOL_VERSION, **{k: _signature(paths) for k, paths in inputs.items()}}
     if d.meta.is_file() and d.pool_file.is_file():
         try:
             old = json.loads(d.meta.read_text())
@@ -355,9 +311,8 @@ def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> PoolFile:
         "paper_ids": paper_ids,
     }
     for name, arr in arrays.items():
-        with atomic_path(d.array(name)) as tmp:
-            with open(tmp, "wb") as fh:
-                np.save(fh, arr)
+        with atomic_path(d.array(name)) as tmp, open(tmp, "wb") as fh:
+            np.save(fh, arr)
     meta = {
         "inputs": sig,
         "fingerprint": fp,

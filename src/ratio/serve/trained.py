@@ -1,20 +1,11 @@
 """Which trained model serves each move, read from what the training stage wrote.
 
-Training (:mod:`ratio.training.train`) leaves two kinds of model under ``<train.out>``:
-
-- per move, a **specialist** at ``<move>/best``, with ``selection.json`` beside it holding the
-  validation MRR@10 of the tuned model, its untuned base and BM25 on that move's validation
-  sub-pool (5,000 random candidates plus the move's golds);
-- one **unified** model at ``unified/best`` (:data:`~ratio.run.UNIFIED`), trained on every
-  move with the move as a query instruction. Its training record (:data:`TRAINING_META`)
-  holds the per-move validation MRR@10 of the tuned model and of the untuned base, and the
-  instructions it was trained with; its ``selection.json`` holds BM25's, per move for runs
-  trained since BM25 was recorded per move, else only BM25's average over the moves. Its
-  validation sub-pool is one for all moves (5,000 random candidates plus every move's golds,
-  6,019 on the NeurIPS run), so its scores and a specialist's come from slightly different
-  pools.
-
-:func:`validation_winner` turns those records into what ``auto`` serves for a move.
+Training leaves under ``<train.out>`` a **specialist** per move at ``<move>/best`` (validation
+on the move's sub-pool: 5,000 random candidates plus its golds) and one **unified** model at
+``unified/best``, trained on every move with the move as a query instruction (validation on one
+sub-pool for all moves, 6,019 on the NeurIPS run, so its scores and a specialist's come from
+slightly different pools). :func:`validation_winner` turns their records into what ``auto``
+serves for a move.
 """
 
 from __future__ import annotations
@@ -60,12 +51,8 @@ class TrainedModel:
 
 
 def find_trained(cfg: RunConfig) -> dict[str, TrainedModel]:
-    """Each move's specialist: ``<train.out>/<move>/best`` (the training stage's layout,
-    ``<build.out>/models/<base>-<prefix>`` by default), else ``<build.out>/models/<move>/best``.
-
-    The prefix and base model come from the model's training record (``TRAINING_META``), the
-    validation scores from ``selection.json`` next to it.
-    """
+    """Each move's specialist: ``<train.out>/<move>/best``, else ``<build.out>/models/<move>/best``,
+    with its validation scores from ``selection.json`` next to it."""
     found: dict[str, TrainedModel] = {}
     for move in RELATIONS:
         records = _records(cfg, move)
@@ -83,13 +70,9 @@ def find_trained(cfg: RunConfig) -> dict[str, TrainedModel]:
 
 
 def find_unified(cfg: RunConfig) -> dict[str, TrainedModel]:
-    """The unified model once per move (same folder, that move's instruction and scores):
-    ``<train.out>/unified/best``, else ``<build.out>/models/unified/best``; empty without one.
-
-    Instructions come from its training record, else ``train.unified_instruction``. BM25's
-    score for a move is BM25's on that move when training recorded it (``bm25_val`` in
-    ``selection.json``), else its average over the moves, flagged ``bm25_overall``.
-    """
+    """The unified model once per move (same folder, that move's instruction and scores);
+    empty without one. BM25's score for a move is BM25's on that move when training recorded
+    it, else (older runs) its average over the moves, flagged ``bm25_overall``."""
     records = _records(cfg, UNIFIED)
     if records is None:
         return {}
@@ -113,11 +96,8 @@ def validation_scores(
     specialist: TrainedModel | None, unified: TrainedModel | None
 ) -> dict[str, float | None]:
     """Validation MRR@10 of each of :data:`AUTO_CHOICES` for one move (None: not recorded).
-
-    BM25 and the untuned base were scored next to each trained model; each gets the best it
-    reached on either record, so a trained model wins only by beating both wherever they were
-    measured.
-    """
+    BM25 and the untuned base get the best they reached on either record, so a trained model
+    wins only by beating both wherever they were measured."""
     records = [t for t in (specialist, unified) if t is not None]
     return {
         "bm25": _best(t.bm25_val for t in records),
@@ -158,11 +138,8 @@ def _signature(meta: dict[str, Any]) -> dict[str, Any]:
 def _model(path: Path, meta: dict[str, Any], default_prefix: str) -> TrainedModel:
     sig = _signature(meta)
     prefix = sig.get("prefix", default_prefix)
-    return TrainedModel(
-        path,
-        prefix if prefix in PREFIX_SETUPS else "none",
-        base_model=sig.get("base_model", ""),
-    )
+    prefix = prefix if prefix in PREFIX_SETUPS else "none"
+    return TrainedModel(path, prefix, base_model=sig.get("base_model", ""))
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -182,13 +159,3 @@ def _score(record: Any, move: str) -> float | None:
 def _best(values) -> float | None:
     known = [v for v in values if v is not None]
     return max(known) if known else None
-
-
-__all__ = [
-    "AUTO_CHOICES",
-    "TrainedModel",
-    "find_trained",
-    "find_unified",
-    "validation_scores",
-    "validation_winner",
-]
