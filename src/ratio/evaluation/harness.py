@@ -183,9 +183,6 @@ class EvaluationResults:
     out_dir: Path | None = None
     files: dict[str, str] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"meta": self.meta, "rows": self.rows}
-
     def table(self, system: str, relation: str) -> dict[str, float]:
         for r in self.rows:
             if r["system"] == system and r["relation"] == relation:
@@ -346,9 +343,7 @@ def write_results(results: EvaluationResults, out_dir: Path) -> None:
         title += f" (oracle pool: {meta['oracle']})"
     table = results_table(results.rows, meta["relations"], table_metrics(meta["ks"]), title)
     table.caption = results_caption(results.rows, meta)
-    doc = json.loads(table.to_json())
-    doc["meta"] = meta
-    doc["records"] = results.rows
+    doc = json.loads(table.to_json()) | {"meta": meta, "records": results.rows}
     out_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out_dir / "results.md", table.to_markdown())
     write_text_atomic(out_dir / "results.csv", table.to_csv())

@@ -3,8 +3,8 @@
 The ablation asks whether a tuned retriever only learned to spot the *style* of an
 operation's sentences. Each pool keeps candidates of the queried operation only, so style
 alone no longer separates gold from distractors: (a) :func:`relation_pool`, the
-relation's own candidates; (b) :func:`gold_pool`, only the golds of the evaluated
-queries. Pools of different sizes are not comparable: compare systems within one pool
+relation's own candidates; (b) :func:`filter_pool` of :func:`gold_ids`, only the golds
+of the evaluated queries. Pools of different sizes are not comparable: compare systems within one pool
 only, as the paper's Table 12 does.
 """
 
@@ -86,13 +86,6 @@ def relation_pool(
             mask, pc.is_in(candidates.column("candidate_id"), value_set=_ids_array(keep_ids))
         )
     return candidates.filter(pc.fill_null(mask, False))
-
-
-def gold_pool(
-    candidates: pa.Table, qrels: QrelsLike, query_ids: Iterable[str] | None = None
-) -> pa.Table:
-    """Pool (b): only the golds of ``query_ids`` (default: every query in ``qrels``)."""
-    return filter_pool(candidates, gold_ids(qrels, query_ids))
 
 
 def check_golds_in_pool(

@@ -78,11 +78,6 @@ class PerQuery:
     def mean(self) -> dict[str, float]:
         return {m: float(v.mean()) if v.size else 0.0 for m, v in self.scores.items()}
 
-    def to_dict(self) -> dict[str, dict[str, float]]:
-        """``{qid: {metric: score}}`` like pytrec_eval's output."""
-        cols = {m: v.tolist() for m, v in self.scores.items()}
-        return {q: {m: cols[m][i] for m in cols} for i, q in enumerate(self.query_ids)}
-
 
 def evaluate_per_query(
     qrels: Qrels | Mapping[str, Mapping[str, int]],

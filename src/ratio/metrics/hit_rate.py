@@ -10,8 +10,6 @@ import numpy as np
 from ratio.metrics._kernels import hit_rate_kernel
 from ratio.metrics.run import Relevance, per_query
 
-__all__ = ["hit_rate", "hit_rate_from_relevance"]
-
 
 def hit_rate_from_relevance(rel: Relevance, k: int) -> np.ndarray:
     return hit_rate_kernel(rel.gains, k)

@@ -12,8 +12,6 @@ import numpy as np
 from ratio.metrics._kernels import average_precision_kernel
 from ratio.metrics.run import Relevance, per_query
 
-__all__ = ["average_precision", "average_precision_from_relevance"]
-
 
 def average_precision_from_relevance(rel: Relevance, k: int) -> np.ndarray:
     return average_precision_kernel(rel.gains, rel.n_rel, k)

@@ -11,8 +11,6 @@ import numpy as np
 from ratio.metrics._kernels import reciprocal_rank_kernel
 from ratio.metrics.run import Relevance, per_query
 
-__all__ = ["mrr", "mrr_from_relevance"]
-
 
 def mrr_from_relevance(rel: Relevance, k: int) -> np.ndarray:
     return reciprocal_rank_kernel(rel.gains, k)

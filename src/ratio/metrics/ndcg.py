@@ -12,8 +12,6 @@ import numpy as np
 from ratio.metrics._kernels import ndcg_kernel
 from ratio.metrics.run import Relevance, per_query
 
-__all__ = ["ndcg", "ndcg_from_relevance"]
-
 
 def ndcg_from_relevance(rel: Relevance, k: int) -> np.ndarray:
     return ndcg_kernel(rel.gains, rel.ideal, k)

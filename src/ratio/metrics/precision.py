@@ -10,8 +10,6 @@ import numpy as np
 from ratio.metrics._kernels import precision_kernel
 from ratio.metrics.run import Relevance, per_query
 
-__all__ = ["precision", "precision_from_relevance"]
-
 
 def precision_from_relevance(rel: Relevance, k: int) -> np.ndarray:
     return precision_kernel(rel.gains, k)

@@ -11,8 +11,6 @@ import numpy as np
 from ratio.metrics._kernels import recall_kernel
 from ratio.metrics.run import Relevance, per_query
 
-__all__ = ["recall", "recall_from_relevance"]
-
 
 def recall_from_relevance(rel: Relevance, k: int) -> np.ndarray:
     return recall_kernel(rel.gains, rel.n_rel, k)

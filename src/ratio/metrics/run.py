@@ -337,8 +337,7 @@ class Qrels:
         return {q: self.judged(q) for q in self.query_ids}
 
     def to_table(self) -> pa.Table:
-        lens = np.diff(self.offsets)
-        qids = np.repeat(np.asarray(self.query_ids, dtype=object), lens)
+        qids = np.repeat(np.asarray(self.query_ids, dtype=object), np.diff(self.offsets))
         return pa.table(
             {
                 "query_id": pa.array(qids, pa.string()),
@@ -397,7 +396,6 @@ def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
     present = run_rows >= 0
     if d:
         ind[present, :d] = run.indices[run_rows[present], :d]
-
     # qrels triples of the evaluated queries, positive gain only
     lens = np.diff(qrels.offsets)
     qpos_all = np.full(len(qrels), -1, dtype=np.int64)
@@ -406,7 +404,6 @@ def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
     gain_all = np.maximum(qrels.relevance, 0).astype(np.float64)
     sel = (trip_q >= 0) & (gain_all > 0)
     tq, tdoc, tgain = trip_q[sel], qrels.doc_ids[sel], gain_all[sel]
-
     gains = np.zeros((n, depth), dtype=np.float64)
     if run.vocab.size and tq.size:
         # hash the (few) judged ids and probe the run's vocabulary with them:
@@ -425,7 +422,6 @@ def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
             pos = np.minimum(np.searchsorted(qkeys, rkeys), qkeys.size - 1)
             match = qkeys[pos] == rkeys
             gains[r[match], c[match]] = qgain[pos[match]]
-
     # ideal ranking: qrels gains sorted descending, per query
     ideal = np.zeros((n, depth), dtype=np.float64)
     if tq.size:
@@ -436,7 +432,6 @@ def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
         pos = np.arange(sq.size) - starts[sq]
         keep = pos < depth
         ideal[sq[keep], pos[keep]] = sg[keep]
-
     return Relevance(qids, gains, nrel_all[eval_rows].astype(np.int64), ideal)
 
 
