@@ -11,7 +11,6 @@ from ratio.evaluation.oracle import (
     check_golds_in_pool,
     filter_pool,
     gold_ids,
-    gold_pool,
     relation_pool,
 )
 from ratio.metrics import Qrels
@@ -66,8 +65,8 @@ def test_gold_pool_from_any_qrels_form(candidates, as_type) -> None:
         "table": Qrels.from_dict(QRELS_D).to_table().cast(QRELS),
     }[as_type]
     assert sorted(gold_ids(q).tolist()) == ["c1", "c3", "c5"]  # c4 has relevance 0
-    assert _ids(gold_pool(candidates, q, ["qa1", "qa2"])) == ["c1", "c5"]
-    assert gold_pool(candidates, q).num_rows == 3
+    assert _ids(filter_pool(candidates, gold_ids(q, ["qa1", "qa2"]))) == ["c1", "c5"]
+    assert filter_pool(candidates, gold_ids(q)).num_rows == 3
 
 
 def test_filter_pool_accepts_id_arrays(candidates) -> None:

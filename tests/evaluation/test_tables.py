@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from ratio.evaluation.tables import ResultsTable, metric_label, percent, render, results_table
+from ratio.evaluation.tables import ResultsTable, metric_label, percent, results_table
 from ratio.io import RatioError
 
 M = {"recall@1": 0.130, "recall@10": 0.2734, "mrr@10": 0.17649, "mrr@100": 0.181}
@@ -83,9 +83,8 @@ def test_harness_records_pivot_in_paper_order() -> None:
     t = results_table(recs)
     assert t.relations == ["specify", "address", "broaden"]
     assert len(t.rows) == 2
-    md, csv_text = render(
-        recs, {"relations": ["address"], "metrics": ["recall@1", "mrr@10"], "split": "test"}
-    )
+    t = results_table(recs, ["address"], ["recall@1", "mrr@10"], "Results on test")
+    md, csv_text = t.to_markdown(), t.to_csv()
     assert md.splitlines()[0] == "### Results on test"
     assert "| bm25 | — | 13.0 | 17.6 |" in md
     assert "| mpnet | Baseline | — | — |" in md

@@ -36,12 +36,9 @@ def test_from_arrays_equals_from_dict_and_roundtrips() -> None:
     assert (np.diff(a.scores[0]) <= 0).all()
 
 
-def test_truncate_and_restrict() -> None:
+def test_truncate() -> None:
     run = Run.from_dict({"q": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}, "r": {"c": 1.0}})
     assert run.truncate(2).to_dict()["q"] == {"a": 4.0, "b": 3.0}
-    kept = run.restrict(["b", "d"])
-    assert kept.to_dict() == {"q": {"b": 3.0, "d": 1.0}, "r": {}}
-    assert kept.depth == 2
 
 
 def test_invalid_runs_raise() -> None:

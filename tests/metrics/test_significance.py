@@ -1,4 +1,4 @@
-"""Paired tests: t-test equals scipy; randomization test is seeded and sensible."""
+"""Paired randomization test: seeded and sensible; paired scores align by query id."""
 
 from __future__ import annotations
 
@@ -6,26 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ratio.metrics.significance import paired_t_test, randomization_test
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_t_test_equals_scipy(seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    a = rng.random(40)
-    b = np.clip(a + rng.normal(0.03 * seed, 0.2, 40), 0, 1)
-    ours = paired_t_test(a, b)
-    ref = stats.ttest_rel(a, b)
-    assert ours.statistic == pytest.approx(ref.statistic, abs=1e-12)
-    assert ours.p_value == pytest.approx(ref.pvalue, abs=1e-12)
-
-
-def test_t_test_degenerate_cases() -> None:
-    a = np.array([0.5, 0.25, 1.0])
-    assert paired_t_test(a, a).p_value == 1.0
-    assert paired_t_test(a + 0.5, a).p_value == 0.0
-    with pytest.raises(ValueError):
-        paired_t_test(a, a[:2])
+from ratio.metrics.significance import randomization_test
 
 
 def test_randomization_test_is_seeded_and_agrees_with_scipy_permutation() -> None:

@@ -3,14 +3,6 @@ filtering, lexical overlap analysis and table formatting."""
 
 from __future__ import annotations
 
-from ratio.evaluation.harness import (
-    EvaluationError,
-    EvaluationResults,
-    evaluate_systems,
-)
+from ratio.evaluation.harness import EvaluationError, EvaluationResults, evaluate_systems
 
-__all__ = [
-    "EvaluationError",
-    "EvaluationResults",
-    "evaluate_systems",
-]
+__all__ = ["EvaluationError", "EvaluationResults", "evaluate_systems"]

@@ -1,18 +1,14 @@
 """The evaluation harness: every configured system x relation on one benchmark split.
 
-Reads the split's benchmark tables (:meth:`ratio.run.BenchmarkDir.load`), ranks
-each relation's queries at depth ``max(ks)`` with every system through one
-:class:`~ratio.retrieval.store.IndexStore` (indexes saved under
-``<build.out>/indexes/<system>/<split>-<pool>``, reused while the system config and
-the pool are unchanged), writes TREC runs, and reports R@k / MRR@k per relation in
-the layout of the paper's Tables 3 and 8 (``results.{md,csv,json}`` under
-``evaluate.out``).
+Each relation's queries are ranked at depth ``max(ks)`` by every system through one
+:class:`~ratio.retrieval.store.IndexStore` (indexes reused while the system config and
+the pool are unchanged); TREC runs and R@k / MRR@k in the layout of the paper's Tables 3
+and 8 are written under ``evaluate.out``.
 
-Pools: the full shared pool (the paper's setting); a seeded sub-pool when a
-system sets ``max_pool`` (every gold of the evaluated queries plus random other
-candidates, so metrics stay defined; stated in the output); or an oracle pool
-per relation (Appendix F.2): ``relation`` keeps only candidates mined for that
-relation, ``golds`` keeps only that relation's golds.
+Pools: the full shared pool (the paper's setting); a seeded sub-pool when a system sets
+``max_pool`` (every gold of the evaluated queries plus random others, so metrics stay
+defined); or an oracle pool per relation (Appendix F.2): ``relation`` keeps only
+candidates mined for that relation, ``golds`` only that relation's golds.
 """
 
 from __future__ import annotations
@@ -45,7 +41,13 @@ class EvaluationError(RatioError):
     pass
 
 
-# ------------------------------------------------------------------ pools
+def _check_oracle(oracle: str) -> None:
+    if oracle not in ORACLES:
+        raise EvaluationError(f"unknown oracle {oracle!r}; use one of {', '.join(ORACLES)}")
+
+
+def _relevant(qrels: Mapping[str, Mapping[str, int]]) -> set[str]:
+    return {c for d in qrels.values() for c, v in d.items() if v > 0}
 
 
 def sub_pool(ids: Sequence[str], golds: set[str], max_pool: int, seed: int) -> np.ndarray:
@@ -67,11 +69,11 @@ def make_pool(
     seed: int,
 ) -> Pool:
     """The pool a system searches: shared or oracle (Appendix F.2), optionally capped."""
+    _check_oracle(oracle)
     gold_list = sorted(golds)
-    if oracle == "none":
-        base = bench.candidates
-        key, desc = "shared", "shared pool"
-    elif oracle == "relation":
+    base = bench.candidates
+    key, desc = "shared", "shared pool"
+    if oracle == "relation":
         if relation is None:
             raise EvaluationError("oracle 'relation' needs the relation whose pool to keep")
         base = relation_pool(bench.candidates, relation, keep_ids=gold_list)
@@ -79,8 +81,6 @@ def make_pool(
     elif oracle == "golds":
         base = filter_pool(bench.candidates, gold_list)
         key, desc = f"oracle-golds-{relation}", f"oracle pool: {relation} golds only"
-    else:
-        raise EvaluationError(f"unknown oracle {oracle!r}; use one of {', '.join(ORACLES)}")
     ids = base.column("candidate_id").to_pylist()
     texts = base.column("text").to_pylist()
     if max_pool and max_pool < len(ids):
@@ -97,9 +97,6 @@ def make_pool(
         desc += f" ({len(ids):,} candidates)"
     check_golds_in_pool(ids, {"_": dict.fromkeys(gold_list, 1)})
     return Pool(key, desc, ids, texts)
-
-
-# ------------------------------------------------------------------ systems
 
 
 def system_label(s: SystemConfig) -> str:
@@ -169,9 +166,6 @@ def named_systems(config: RunConfig) -> dict[str, SystemConfig]:
     return out
 
 
-# ------------------------------------------------------------------ evaluation
-
-
 def metric_names(ks: Sequence[int]) -> list[str]:
     """recall@k for every k, mrr@k for every k > 1 (MRR@1 equals R@1 with one gold)."""
     ks = sorted(set(int(k) for k in ks))
@@ -188,9 +182,6 @@ class EvaluationResults:
     meta: dict[str, Any]
     out_dir: Path | None = None
     files: dict[str, str] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"meta": self.meta, "rows": self.rows}
 
     def table(self, system: str, relation: str) -> dict[str, float]:
         for r in self.rows:
@@ -209,8 +200,7 @@ def evaluate_systems(
 ) -> EvaluationResults:
     """Evaluate every configured system on every configured relation (see module docstring)."""
     ev = config.evaluate
-    if oracle not in ORACLES:
-        raise EvaluationError(f"unknown oracle {oracle!r}; use one of {', '.join(ORACLES)}")
+    _check_oracle(oracle)
     for r in ev.relations:
         if r not in RELATIONS:
             raise EvaluationError(
@@ -220,7 +210,7 @@ def evaluate_systems(
     out_dir = run_dir.eval(ev.split)
     bench = run_dir.benchmark.load(ev.split)
     named = named_systems(config)
-    chosen = list(named) if not systems else list(systems)
+    chosen = list(systems or named)
     for name in chosen:
         if name not in named:
             raise EvaluationError(f"no system named {name!r}; configured: {', '.join(named)}")
@@ -233,7 +223,7 @@ def evaluate_systems(
     for rel in ev.relations:
         qids, texts = bench.relation_queries(rel)
         qrels = bench.qrels_dict(qids)
-        golds = {c for d in qrels.values() for c, v in d.items() if v > 0}
+        golds = _relevant(qrels)
         missing = golds - pool_ids
         if missing:
             raise EvaluationError(
@@ -255,9 +245,8 @@ def evaluate_systems(
                 if len(qids) > s.max_queries:
                     qids, texts = bench.relation_queries(rel, s.max_queries, config.build.seed)
                     qrels = {q: qrels[q] for q in qids}
-                    golds = {c for d in qrels.values() for c, v in d.items() if v > 0}
-                    sys_rel[rel] = (qids, texts, qrels, golds)
-        sys_golds = set().union(*(g for *_, g in sys_rel.values())) if sys_rel else set()
+                    sys_rel[rel] = (qids, texts, qrels, _relevant(qrels))
+        sys_golds = set().union(*(g for *_, g in sys_rel.values()))
         for rel in ev.relations:
             bar.set_postfix_str(f"{name} / {rel}")
             qids, texts, qrels, golds = sys_rel[rel]
@@ -354,9 +343,7 @@ def write_results(results: EvaluationResults, out_dir: Path) -> None:
         title += f" (oracle pool: {meta['oracle']})"
     table = results_table(results.rows, meta["relations"], table_metrics(meta["ks"]), title)
     table.caption = results_caption(results.rows, meta)
-    doc = json.loads(table.to_json())
-    doc["meta"] = meta
-    doc["records"] = results.rows
+    doc = json.loads(table.to_json()) | {"meta": meta, "records": results.rows}
     out_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out_dir / "results.md", table.to_markdown())
     write_text_atomic(out_dir / "results.csv", table.to_csv())

@@ -1,16 +1,11 @@
 """Oracle operation filtering (paper Appendix F.2): restrict the candidate pool.
 
-The ablation asks whether a tuned retriever only learned to spot the *style*
-of an operation's sentences. Each pool keeps candidates of the queried
-operation only, so style alone no longer separates gold from distractors:
-
-(a) :func:`relation_pool` — the relation's own candidates (``origin == relation``);
-(b) :func:`gold_pool` — only the golds of the evaluated queries.
-
-Functions take a ``schemas.CANDIDATES`` table and return a filtered table (same
-schema, pool order kept) or, with the ``*_ids`` variants, a numpy array of
-candidate ids. Pools of different sizes are not comparable: compare systems
-within one pool only, as the paper's Table 12 does.
+The ablation asks whether a tuned retriever only learned to spot the *style* of an
+operation's sentences. Each pool keeps candidates of the queried operation only, so style
+alone no longer separates gold from distractors: (a) :func:`relation_pool`, the
+relation's own candidates; (b) :func:`filter_pool` of :func:`gold_ids`, only the golds
+of the evaluated queries. Pools of different sizes are not comparable: compare systems within one pool
+only, as the paper's Table 12 does.
 """
 
 from __future__ import annotations
@@ -81,9 +76,8 @@ def relation_pool(
 ) -> pa.Table:
     """Pool (a): candidates mined for ``relation`` (``origin == relation``).
 
-    ``keep_ids`` (typically :func:`gold_ids` of the evaluated queries) are kept
-    whatever their origin: a sentence mined under two relations has one id and
-    one ``origin``, so a gold can carry another relation's origin.
+    ``keep_ids`` (the evaluated golds) are kept whatever their origin: a sentence mined
+    under two relations has one id and one ``origin``, so a gold can carry another's.
     """
     _require(candidates, "candidate_id", "origin")
     mask = pc.equal(candidates.column("origin"), relation)
@@ -94,28 +88,17 @@ def relation_pool(
     return candidates.filter(pc.fill_null(mask, False))
 
 
-def gold_pool(
-    candidates: pa.Table, qrels: QrelsLike, query_ids: Iterable[str] | None = None
-) -> pa.Table:
-    """Pool (b): only the golds of ``query_ids`` (default: every query in ``qrels``)."""
-    return filter_pool(candidates, gold_ids(qrels, query_ids))
-
-
 def check_golds_in_pool(
     pool: pa.Table | Iterable[str], qrels: QrelsLike, query_ids: Iterable[str] | None = None
 ) -> None:
-    """Raise :class:`OracleError` when a gold of the evaluated queries is not in ``pool``.
-
-    A missing gold would silently score 0 for its query and make the pool
-    comparison meaningless.
-    """
+    """Raise :class:`OracleError` when a gold of the evaluated queries is not in ``pool``
+    (it would silently score 0 and make the pool comparison meaningless)."""
     ids = pool.column("candidate_id") if isinstance(pool, pa.Table) else _ids_array(pool)
     golds = gold_ids(qrels, query_ids)
     if not golds.size:
         return
-    present = pc.is_in(pa.array(golds, pa.string()), value_set=_ids_array(ids)).to_numpy(
-        zero_copy_only=False
-    )
+    present = pc.is_in(pa.array(golds, pa.string()), value_set=_ids_array(ids))
+    present = present.to_numpy(zero_copy_only=False)
     if not present.all():
         missing = golds[~present]
         raise OracleError(f"{missing.size} gold candidate(s) not in the pool, e.g. {missing[0]!r}")

@@ -1,14 +1,10 @@
 """Lexical overlap between queries and what a retriever returns (paper Appendix F.1, Figure 4).
 
-If tuning only taught a model to find lexically similar sentences, its top-k
-would overlap *more* with the query than the gold does. The paper measures the
-opposite: word-level Jaccard between the query and each top-k candidate, next
-to the query-gold Jaccard, plus the Spearman correlation between rank and
-overlap (negative: lower ranks overlap less).
-
-Tokens are BM25's unigrams (:class:`ratio.retrieval.bm25.Bm25Tokenizer`: lowercased
-``\\b\\w\\w+\\b`` words, bm25s's English stopwords removed, PyStemmer English
-Snowball stems); Jaccard is over the *sets* of stems (0 when both are empty).
+If tuning only taught a model to find lexically similar sentences, its top-k would
+overlap *more* with the query than the gold does. The paper measures the opposite:
+query-candidate Jaccard at each rank next to query-gold Jaccard, plus the Spearman
+correlation between rank and overlap. Tokens are BM25's stemmed unigrams without
+stopwords (:class:`ratio.retrieval.bm25.Bm25Tokenizer`); Jaccard is over their sets.
 """
 
 from __future__ import annotations
@@ -48,9 +44,8 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 class OverlapResult:
     """Overlap of one system on one query set.
 
-    ``per_rank[i, j]``: Jaccard of query ``i`` with its rank-``j+1`` candidate (NaN
-    past the end of a short list). ``topk[k]``: mean over queries of the mean over
-    the top ``k``. ``gold``: mean over queries of the mean query-gold Jaccard.
+    ``per_rank[i, j]``: Jaccard of query ``i`` with its rank-``j+1`` candidate (NaN past
+    a short list's end). ``topk[k]``: mean over queries of the mean over the top ``k``.
     """
 
     query_ids: list[str]
@@ -89,8 +84,8 @@ class OverlapResult:
 
 def texts_by_id(table: pa.Table, id_column: str, text_column: str = "text") -> dict[str, str]:
     """``{id: text}`` from a QUERIES or CANDIDATES table."""
-    ids = table.column(id_column).to_pylist()
-    return dict(zip(ids, table.column(text_column).to_pylist(), strict=True))
+    columns = table.column(id_column).to_pylist(), table.column(text_column).to_pylist()
+    return dict(zip(*columns, strict=True))
 
 
 def lexical_overlap(
@@ -103,10 +98,9 @@ def lexical_overlap(
 ) -> OverlapResult:
     """Query-candidate Jaccard over ranks ``1..max(ks)`` vs query-gold Jaccard.
 
-    Texts are ``{id: text}`` mappings or QUERIES / CANDIDATES tables.
-    Queries: those of ``qrels`` with a relevant doc that ``run`` contains. A
-    list shorter than ``k`` is averaged over what it has. The Spearman ρ pairs
-    every (rank, Jaccard) of every query.
+    Texts are ``{id: text}`` mappings or QUERIES / CANDIDATES tables. Queries: those of
+    ``qrels`` with a relevant doc that ``run`` contains. A list shorter than ``k`` is
+    averaged over what it has; the Spearman ρ pairs every (rank, Jaccard) of every query.
     """
     from scipy.stats import spearmanr
 
@@ -120,17 +114,14 @@ def lexical_overlap(
     depth = ks[-1]
     tok = tokenizer or StemmedTokenSets()
     run = run.in_trec_order()
-    row_of = run.row_of
-    qids = [q for q in qrels.evaluated_query_ids if q in row_of]
+    qids = [q for q in qrels.evaluated_query_ids if q in run.row_of]
     missing = [q for q in qids if q not in query_texts]
     if missing:
         raise RatioError(f"{len(missing)} evaluated queries have no text, e.g. {missing[0]!r}")
-
-    rows = np.asarray([row_of[q] for q in qids], dtype=np.int64)
+    rows = np.asarray([run.row_of[q] for q in qids], dtype=np.int64)
     ranked = run.indices[rows, :depth] if rows.size else np.zeros((0, 0), np.int32)
     needed = np.unique(ranked[ranked >= 0])
-    qrel_d = {q: qrels.judged(q) for q in qids}
-    golds = {q: [c for c, r in d.items() if r >= 1] for q, d in qrel_d.items()}
+    golds = {q: [c for c, r in qrels.judged(q).items() if r >= 1] for q in qids}
     cand_ids = list(
         dict.fromkeys([*run.vocab[needed].tolist(), *(c for g in golds.values() for c in g)])
     )
@@ -142,23 +133,17 @@ def lexical_overlap(
 
     per_rank = np.full((len(qids), depth), np.nan)
     gold_pq = np.full(len(qids), np.nan)
-    vocab = run.vocab
     for i, (q, qs) in enumerate(zip(qids, q_sets, strict=True)):
         for j, code in enumerate(ranked[i].tolist()):
             if code >= 0:
-                per_rank[i, j] = jaccard(qs, cand_sets[vocab[code]])
-        g = golds[q]
-        if g:
-            gold_pq[i] = float(np.mean([jaccard(qs, cand_sets[c]) for c in g]))
+                per_rank[i, j] = jaccard(qs, cand_sets[run.vocab[code]])
+        if golds[q]:
+            gold_pq[i] = float(np.mean([jaccard(qs, cand_sets[c]) for c in golds[q]]))
 
     topk = {}
     with np.errstate(all="ignore"):
         for k in ks:
-            per_q = (
-                np.nanmean(per_rank[:, :k], axis=1)
-                if per_rank.shape[1]
-                else np.full(len(qids), np.nan)
-            )
+            per_q = np.nanmean(per_rank[:, :k], axis=1)
             topk[k] = float(np.nanmean(per_q)) if np.isfinite(per_q).any() else float("nan")
     ok = np.isfinite(per_rank)
     ranks = np.broadcast_to(np.arange(1, depth + 1), per_rank.shape)[ok]
@@ -176,12 +161,8 @@ def plot_overlap(
     path: str | os.PathLike,
     title: str | None = None,
 ) -> None:
-    """Figure-4-style PNG: one panel per relation, top-k Jaccard over k per system.
-
-    ``panels`` maps a panel title (relation) to ``{system label: result}``; the
-    dashed line of the system's colour is its query-gold reference (identical
-    across systems when they share queries), and the legend shows Spearman ρ.
-    """
+    """Figure-4-style PNG: per relation (``panels`` key), top-k Jaccard over k per system;
+    a dashed line in the system's colour is its query-gold reference."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -193,16 +174,9 @@ def plot_overlap(
     fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.4), sharey=True, squeeze=False)
     for ax, (panel, systems) in zip(axes[0], panels.items(), strict=True):
         for ci, (label, res) in enumerate(systems.items()):
-            color = f"C{ci}"
-            ks = list(res.ks)
-            ax.plot(
-                ks,
-                [res.topk[k] for k in ks],
-                marker="o",
-                color=color,
-                label=f"{label} (ρ={res.spearman_rho:+.2f})",
-            )
-            ax.axhline(res.gold, color=color, linestyle="--", linewidth=1, alpha=0.8)
+            legend = f"{label} (ρ={res.spearman_rho:+.2f})"
+            ax.plot(res.ks, [res.topk[k] for k in res.ks], marker="o", color=f"C{ci}", label=legend)
+            ax.axhline(res.gold, color=f"C{ci}", linestyle="--", linewidth=1, alpha=0.8)
         ax.plot([], [], color="grey", linestyle="--", label="query–gold")
         ax.set_title(panel)
         ax.set_xlabel("top-k")

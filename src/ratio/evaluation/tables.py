@@ -1,11 +1,9 @@
 """Result tables in the layout of the paper's Tables 3, 8, 9 and 12.
 
-Rows are systems (with a setup column, optionally under a group heading such
-as "Lexical baselines"); columns are, per relation, the metrics R@1, R@10,
-M@10, M@100 in percent with one decimal. One :class:`ResultsTable` renders as
-Markdown (for reports), CSV (for spreadsheets) and JSON (lossless: raw
-fractions, so a later step can load it, :meth:`ResultsTable.add` rows such as
-tuned models next to baselines, and re-render).
+Rows are systems (with a setup column, optionally under a group heading); columns are,
+per relation, metrics in percent with one decimal. A :class:`ResultsTable` renders as
+Markdown, CSV and JSON; the JSON keeps raw fractions so a later step can load it, add
+rows (e.g. tuned models next to baselines) and re-render.
 """
 
 from __future__ import annotations
@@ -65,8 +63,6 @@ class ResultsTable:
         for m in self.metrics:
             metric_label(m)  # validates the name early
 
-    # -- building -----------------------------------------------------------------------
-
     def add(
         self,
         system: str,
@@ -96,10 +92,11 @@ class ResultsTable:
                 group=r.get("group", group),
             )
 
-    # -- rendering ----------------------------------------------------------------------
-
     def columns(self) -> list[tuple[str, str]]:
         return [(rel, m) for rel in self.relations for m in self.metrics]
+
+    def _headers(self) -> list[str]:
+        return [f"{rel.capitalize()} {metric_label(m)}" for rel, m in self.columns()]
 
     def _value(self, row: TableRow, rel: str, metric: str) -> float | None:
         v = row.scores.get(rel, {}).get(metric)
@@ -117,9 +114,7 @@ class ResultsTable:
 
     def to_markdown(self, bold_best: bool = False) -> str:
         """GitHub Markdown; a repeated system name is blanked as in the paper."""
-        head = ["System", "Setup"] + [
-            f"{rel.capitalize()} {metric_label(m)}" for rel, m in self.columns()
-        ]
+        head = ["System", "Setup", *self._headers()]
         lines = []
         if self.title:
             lines += [f"### {self.title}", ""]
@@ -151,10 +146,7 @@ class ResultsTable:
         """One header row ``group,system,setup,<Relation> <Metric>...``; percent, one decimal."""
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(
-            ["group", "system", "setup"]
-            + [f"{rel.capitalize()} {metric_label(m)}" for rel, m in self.columns()]
-        )
+        w.writerow(["group", "system", "setup", *self._headers()])
         for row in self.rows:
             w.writerow(
                 [row.group or "", row.system, row.setup]
@@ -166,26 +158,22 @@ class ResultsTable:
         """Lossless: raw fractions under ``scores`` plus the rounded ``percent`` cells."""
         rows = []
         for row in self.rows:
+            scores = {
+                rel: {m: self._value(row, rel, m) for m in self.metrics} for rel in self.relations
+            }
+            percents = {
+                rel: {
+                    metric_label(m): None if v is None else round(100 * v, 1) for m, v in s.items()
+                }
+                for rel, s in scores.items()
+            }
             rows.append(
                 {
                     "group": row.group,
                     "system": row.system,
                     "setup": row.setup,
-                    "scores": {
-                        rel: {m: self._value(row, rel, m) for m in self.metrics}
-                        for rel in self.relations
-                    },
-                    "percent": {
-                        rel: {
-                            metric_label(m): (
-                                None
-                                if (v := self._value(row, rel, m)) is None
-                                else round(100 * v, 1)
-                            )
-                            for m in self.metrics
-                        }
-                        for rel in self.relations
-                    },
+                    "scores": scores,
+                    "percent": percents,
                 }
             )
         doc = {
@@ -240,17 +228,3 @@ def results_table(
     t = ResultsTable(relations, metrics or DEFAULT_METRICS, title=title)
     t.add_records(records)
     return t
-
-
-def render(
-    records: Sequence[Mapping[str, Any]], meta: Mapping[str, Any] | None = None
-) -> tuple[str, str]:
-    """Markdown and CSV of harness records; ``meta`` may give ``relations``, ``metrics``, ``split``, ``oracle``."""
-    meta = meta or {}
-    title = None
-    if meta.get("split"):
-        title = f"Results on {meta['split']}"
-        if meta.get("oracle") not in (None, "none"):
-            title += f" (oracle pool: {meta['oracle']})"
-    t = results_table(records, meta.get("relations"), meta.get("metrics"), title)
-    return t.to_markdown(), t.to_csv()

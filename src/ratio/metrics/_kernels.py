@@ -1,11 +1,8 @@
-"""Low-level metric kernels: pure numpy over an aligned relevance matrix.
+"""Metric kernels: pure numpy over ``gains`` (``(n_queries, depth)``, relevance of the doc
+at each rank, 0 for non-relevant or padding), one float64 score per query.
 
-Every kernel takes ``gains`` (``(n_queries, depth)``, relevance of the doc at
-each rank, 0 for non-relevant or padding) and returns one float64 score per
-query. No ids, no dicts: the typed wrappers in the sibling modules build the
-matrix once with :func:`ratio.metrics.run.relevance_matrix` and call these.
-Definitions follow trec_eval (``relevance_level`` 1: a doc is relevant when its
-level is >= 1) so the results equal pytrec_eval's to floating-point precision.
+Definitions follow trec_eval (``relevance_level`` 1: relevant when the level is >= 1),
+so the results equal pytrec_eval's to floating-point precision.
 """
 
 from __future__ import annotations
@@ -58,8 +55,7 @@ def dcg_kernel(gains: np.ndarray, k: int) -> np.ndarray:
 
 def ndcg_kernel(gains: np.ndarray, ideal: np.ndarray, k: int) -> np.ndarray:
     """DCG@k / DCG@k of the ideal ranking (all qrels gains sorted descending)."""
-    dcg = dcg_kernel(gains, k)
-    idcg = dcg_kernel(ideal, k)
+    dcg, idcg = dcg_kernel(gains, k), dcg_kernel(ideal, k)
     out = np.zeros_like(dcg)
     np.divide(dcg, idcg, out=out, where=idcg > 0)
     return out

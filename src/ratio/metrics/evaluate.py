@@ -5,12 +5,10 @@ Metric names are ``name@k`` (``recall@10``, ``mrr@100``, ``ndcg@10``, ``map@10``
 whole run depth; bare ``mrr`` is trec_eval's ``recip_rank``). Short aliases as
 the paper writes them (``R@10``, ``M@10``, ``N@10``, ``P@10``, ``HR@10``) work too.
 
-Averaging (documented once, here): the mean is over queries in ``qrels`` with at
-least one relevant doc. A query in qrels that the run does not contain scores 0
-in every metric (pytrec_eval and ranx would silently drop it and inflate the
-mean). Queries with no relevant doc are skipped; note pytrec_eval and ranx keep
-such a query (scoring 0) when the run contains it. Run queries absent from
-qrels are ignored.
+Averaging: the mean is over queries in ``qrels`` with at least one relevant doc. A
+query in qrels that the run lacks scores 0 (pytrec_eval and ranx would drop it and
+inflate the mean). Queries with no relevant doc are skipped (pytrec_eval and ranx keep
+such a query, scoring 0, when the run contains it). Run queries absent from qrels are ignored.
 """
 
 from __future__ import annotations
@@ -29,9 +27,7 @@ from ratio.metrics.precision import precision_from_relevance
 from ratio.metrics.recall import recall_from_relevance
 from ratio.metrics.run import Qrels, Relevance, Run, RunError, relevance_matrix
 
-Kernel = Callable[[Relevance, int], np.ndarray]
-
-METRICS: dict[str, Kernel] = {
+METRICS: dict[str, Callable[[Relevance, int], np.ndarray]] = {
     "recall": recall_from_relevance,
     "mrr": mrr_from_relevance,
     "ndcg": ndcg_from_relevance,
@@ -63,11 +59,9 @@ def parse_metric(spec: str) -> tuple[str, int | None]:
     m = _NAME.match(spec)
     if not m:
         raise RunError(f"cannot parse metric {spec!r}; expected name@k, e.g. 'mrr@10'")
-    name = m.group(1).lower()
-    name = ALIASES.get(name, name)
+    name = ALIASES.get(m.group(1).lower(), m.group(1).lower())
     if name not in METRICS:
-        known = ", ".join(sorted(METRICS))
-        raise RunError(f"unknown metric {spec!r}; known: {known}")
+        raise RunError(f"unknown metric {spec!r}; known: {', '.join(sorted(METRICS))}")
     k = int(m.group(2)) if m.group(2) is not None else None
     if k is not None and k < 1:
         raise RunError(f"metric {spec!r}: cutoff must be >= 1")
@@ -84,17 +78,6 @@ class PerQuery:
     def mean(self) -> dict[str, float]:
         return {m: float(v.mean()) if v.size else 0.0 for m, v in self.scores.items()}
 
-    def to_dict(self) -> dict[str, dict[str, float]]:
-        """``{qid: {metric: score}}`` like pytrec_eval's output."""
-        cols = {m: v.tolist() for m, v in self.scores.items()}
-        return {q: {m: cols[m][i] for m in cols} for i, q in enumerate(self.query_ids)}
-
-
-def _coerce(qrels: Qrels | Mapping, run: Run | Mapping) -> tuple[Qrels, Run]:
-    q = qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels)
-    r = run if isinstance(run, Run) else Run.from_dict(run)
-    return q, r
-
 
 def evaluate_per_query(
     qrels: Qrels | Mapping[str, Mapping[str, int]],
@@ -102,14 +85,16 @@ def evaluate_per_query(
     metrics: Sequence[str] | str,
 ) -> PerQuery:
     """Per-query scores for every metric, from one relevance matrix at the largest cutoff."""
-    q, r = _coerce(qrels, run)
+    q = qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels)
+    r = run if isinstance(run, Run) else Run.from_dict(run)
     specs = [metrics] if isinstance(metrics, str) else list(metrics)
     parsed = [parse_metric(s) for s in specs]
     depth = max([k if k is not None else max(r.depth, 1) for _, k in parsed] + [1])
     rel = relevance_matrix(q, r, depth)
-    scores = {}
-    for spec, (name, k) in zip(specs, parsed, strict=True):
-        scores[spec] = METRICS[name](rel, k if k is not None else depth)
+    scores = {
+        spec: METRICS[name](rel, k if k is not None else depth)
+        for spec, (name, k) in zip(specs, parsed, strict=True)
+    }
     return PerQuery(rel.query_ids, scores)
 
 

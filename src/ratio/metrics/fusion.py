@@ -56,11 +56,9 @@ def score_fuse(
 
 def fuse(runs: Sequence[Run], k: int, fusion: str = "rrf", name: str = "") -> Run:
     """The top ``k`` of ``runs`` fused by ``fusion`` (:data:`FUSIONS`), named ``name``."""
-    if fusion == "rrf":
-        return rrf_fuse(runs, k, name=name)
-    if fusion == "score":
-        return score_fuse(runs, k, name=name)
-    raise RunError(f"fusion must be one of {FUSIONS}, got {fusion!r}")
+    if fusion not in FUSIONS:
+        raise RunError(f"fusion must be one of {FUSIONS}, got {fusion!r}")
+    return rrf_fuse(runs, k, name=name) if fusion == "rrf" else score_fuse(runs, k, name=name)
 
 
 def _fuse(

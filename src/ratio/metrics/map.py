@@ -10,20 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from ratio.metrics._kernels import average_precision_kernel
-from ratio.metrics.run import Qrels, Relevance, Run, relevance_matrix
-
-__all__ = ["average_precision", "average_precision_from_relevance"]
+from ratio.metrics.run import Relevance, per_query
 
 
 def average_precision_from_relevance(rel: Relevance, k: int) -> np.ndarray:
-    """MAP@k per query from an already aligned :class:`Relevance` matrix."""
     return average_precision_kernel(rel.gains, rel.n_rel, k)
 
 
-def average_precision(qrels: Qrels, run: Run, k: int) -> np.ndarray:
-    """MAP@k per query, aligned with ``qrels.evaluated_query_ids``.
-
-    Queries missing from ``run`` score 0; queries without a relevant doc are skipped.
-    Take ``.mean()`` for the reported number.
-    """
-    return average_precision_from_relevance(relevance_matrix(qrels, run, k), k)
+average_precision = per_query(average_precision_from_relevance)

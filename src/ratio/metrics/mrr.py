@@ -9,20 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from ratio.metrics._kernels import reciprocal_rank_kernel
-from ratio.metrics.run import Qrels, Relevance, Run, relevance_matrix
-
-__all__ = ["mrr", "mrr_from_relevance"]
+from ratio.metrics.run import Relevance, per_query
 
 
 def mrr_from_relevance(rel: Relevance, k: int) -> np.ndarray:
-    """MRR@k per query from an already aligned :class:`Relevance` matrix."""
     return reciprocal_rank_kernel(rel.gains, k)
 
 
-def mrr(qrels: Qrels, run: Run, k: int) -> np.ndarray:
-    """MRR@k per query, aligned with ``qrels.evaluated_query_ids``.
-
-    Queries missing from ``run`` score 0; queries without a relevant doc are skipped.
-    Take ``.mean()`` for the reported number.
-    """
-    return mrr_from_relevance(relevance_matrix(qrels, run, k), k)
+mrr = per_query(mrr_from_relevance)

@@ -10,20 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from ratio.metrics._kernels import ndcg_kernel
-from ratio.metrics.run import Qrels, Relevance, Run, relevance_matrix
-
-__all__ = ["ndcg", "ndcg_from_relevance"]
+from ratio.metrics.run import Relevance, per_query
 
 
 def ndcg_from_relevance(rel: Relevance, k: int) -> np.ndarray:
-    """nDCG@k per query from an already aligned :class:`Relevance` matrix."""
     return ndcg_kernel(rel.gains, rel.ideal, k)
 
 
-def ndcg(qrels: Qrels, run: Run, k: int) -> np.ndarray:
-    """nDCG@k per query, aligned with ``qrels.evaluated_query_ids``.
-
-    Queries missing from ``run`` score 0; queries without a relevant doc are skipped.
-    Take ``.mean()`` for the reported number.
-    """
-    return ndcg_from_relevance(relevance_matrix(qrels, run, k), k)
+ndcg = per_query(ndcg_from_relevance)

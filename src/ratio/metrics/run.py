@@ -1,32 +1,24 @@
 """Compact ``Run`` and ``Qrels`` containers and their alignment into relevance matrices.
 
-A run of 10k queries x 100 candidates is a million (query, doc, score) triples;
-as nested dicts it is slow to build, sort and evaluate. Here a run is three
-numpy arrays: a vocabulary of doc ids, a ``(n_queries, depth)`` int32
-matrix of indices into it (``-1`` pads short lists) and the matching float64
-scores. Every metric is then a numpy reduction over a relevance matrix produced
-by :func:`relevance_matrix`.
-
-A ``Run`` is the one ranked-list type: retrievers return it, fusion
-(:mod:`ratio.metrics.fusion`) combines it, metrics and TREC files read it.
+A run of 10k queries x 100 candidates is a million (query, doc, score) triples; as
+nested dicts it is slow to build, sort and evaluate. Here a run is a vocabulary of doc
+ids, a ``(n_queries, depth)`` int32 matrix of indices into it (``-1`` pads short
+lists) and the matching float64 scores, so every metric is a numpy reduction.
 
 Two orders exist for equal scores, and a run records which one it holds. A
-retriever's run (:meth:`Run.from_ranked`) keeps the retriever's own tie order:
-that is what a user is shown and what rank fusion consumes. Metrics and TREC
-files use trec_eval / pytrec_eval's order exactly: score descending, ties broken
-by doc id *descending* (byte order, i.e. ``strcmp``; verified empirically against
-pytrec_eval-terrier 0.5.11, where ``{"a": 1, "b": 1}`` ranks ``b`` first, and
-``"9"`` ranks above ``"10"``); :meth:`Run.in_trec_order` puts a run in it, and
-every other constructor builds it directly. Sorting is a row-wise numpy argsort;
-only the ids of tied docs are compared as strings. Python's ``str`` order (code
-points) equals UTF-8 byte order.
+retriever's run (:meth:`Run.from_ranked`) keeps the retriever's own tie order: that is
+what a user is shown and what rank fusion consumes. Metrics and TREC files use
+trec_eval's order: score descending, ties by doc id *descending* in byte order
+(``strcmp``; verified against pytrec_eval-terrier 0.5.11: ``{"a": 1, "b": 1}`` ranks
+``b`` first, ``"9"`` ranks above ``"10"``). Python's ``str`` order equals UTF-8 byte order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 
 import numpy as np
 import pyarrow as pa
@@ -50,12 +42,10 @@ def _as_str_array(ids: Iterable[str] | np.ndarray) -> np.ndarray:
 
 
 def _encode(ids: list[str] | np.ndarray | pa.Array) -> tuple[np.ndarray, np.ndarray, pa.Array]:
-    """Hash-factorise ids: ``vocab[codes] == ids``, vocab in first-appearance order.
+    """``vocab[codes] == ids``, vocab in first-appearance order, plus vocab as Arrow.
 
-    Also returns the vocabulary as an Arrow array, reused for look-ups.
-
-    pyarrow's dictionary encoding is several times faster than ``np.unique``
-    (which sorts strings) on a million ids.
+    pyarrow's dictionary encoding is several times faster than ``np.unique`` (which
+    sorts strings) on a million ids.
     """
     arr = ids if isinstance(ids, pa.Array) else pa.array(ids, pa.string())
     if len(arr) == 0:
@@ -89,9 +79,7 @@ def _rank_matrix(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sort each row: score descending, ties by doc id descending; padding last.
 
-    Only cells inside a tie need their id strings compared, so the strings of
-    tied docs alone are ranked; a dense run with continuous scores sorts no
-    strings at all.
+    Only the strings of tied docs are ranked; continuous scores sort no strings at all.
     """
     if idx.size == 0:
         return idx.astype(np.int32), scores
@@ -130,15 +118,13 @@ def _rank_matrix(
 
 @dataclass(frozen=True, eq=False)
 class Run:
-    """Ranked candidates per query.
+    """Ranked candidates per query: the one ranked-list type retrievers, fusion,
+    metrics and TREC files share.
 
-    ``indices[i, j]`` is the index in ``vocab`` of the doc at rank ``j + 1`` for
-    ``query_ids[i]`` (``-1`` = no doc: that query's list is shorter); ``scores``
-    has the same shape. ``vocab`` holds unique ids in no particular order (it may
-    contain ids no query retrieved, e.g. a whole candidate pool). Build one with
-    :meth:`from_dict`, :meth:`from_arrays`, :meth:`from_table` or, keeping a
-    ranker's own order, :meth:`from_ranked`, rather than directly. ``trec_order``
-    says whether ties are in trec_eval's order (see the module docstring).
+    ``indices[i, j]`` indexes ``vocab`` (unique ids, any order, possibly unretrieved
+    ones) for the doc at rank ``j + 1`` of ``query_ids[i]``; ``-1`` pads a short list.
+    Build one with a ``from_*`` constructor; ``trec_order`` says whether ties are in
+    trec_eval's order.
     """
 
     query_ids: list[str]
@@ -148,21 +134,15 @@ class Run:
     name: str = "run"
     trec_order: bool = True
 
-    # -- construction -----------------------------------------------------------------
-
     @classmethod
     def from_dict(cls, run: Mapping[str, Mapping[str, float]], name: str = "run") -> Run:
         """From ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape)."""
         qids = [str(q) for q in run]
         lens = np.fromiter((len(d) for d in run.values()), dtype=np.int64, count=len(qids))
-        ids: list[str] = []
-        vals: list[float] = []
-        for d in run.values():
-            ids.extend(d.keys())
-            vals.extend(d.values())
         rows = np.repeat(np.arange(len(qids), dtype=np.int64), lens)
-        vocab, codes, arrow = _encode(ids)
-        idx, sc = _ragged_to_matrix(rows, codes, np.asarray(vals, dtype=np.float64), len(qids))
+        vocab, codes, arrow = _encode(list(chain.from_iterable(run.values())))
+        vals = np.asarray(list(chain.from_iterable(d.values() for d in run.values())), np.float64)
+        idx, sc = _ragged_to_matrix(rows, codes, vals, len(qids))
         indices, scores = _rank_matrix(idx, sc, vocab, check_duplicates=False)
         return cls(qids, vocab, indices, scores, name)._with_arrow(arrow)
 
@@ -187,12 +167,8 @@ class Run:
         scores: np.ndarray,
         name: str = "run",
     ) -> Run:
-        """From a ranker's output, in its own order: ``indices[i, j]`` points into
-        ``candidate_ids`` (``-1`` is padding, as a faiss search returns it).
-
-        Ties stay as the ranker broke them (``trec_order`` is False). The run's
-        vocabulary is the retrieved subset of ``candidate_ids`` (which must be
-        unique among retrieved entries; checked).
+        """From a ranker's output in its own tie order: ``indices[i, j]`` points into
+        ``candidate_ids`` (``-1`` pads, as faiss does); the vocabulary is the retrieved subset.
         """
         indices = np.asarray(indices)
         scores = np.asarray(scores, dtype=np.float64)
@@ -207,8 +183,7 @@ class Run:
         cands = _as_str_array(candidate_ids)
         if indices.size and indices.max() >= len(cands):
             raise RunError(f"index {int(indices.max())} out of range for {len(cands)} candidates")
-        # keep only the retrieved part of the pool as vocabulary: O(pool) int work,
-        # string work only on what was retrieved
+        # O(pool) int work, string work only on what was retrieved
         seen = np.zeros(len(cands), dtype=bool)
         seen[indices[indices >= 0]] = True
         used = np.flatnonzero(seen)
@@ -218,15 +193,9 @@ class Run:
         arrow = pa.array(vocab, pa.string())
         if used.size and len(pc.unique(arrow)) != used.size:
             raise RunError("candidate_ids contains duplicate ids")
-        out = cls(
-            [str(q) for q in query_ids],
-            vocab,
-            remap[indices].astype(np.int32),
-            scores,
-            name,
-            trec_order=False,
-        )
-        return out._with_arrow(arrow)
+        qids = [str(q) for q in query_ids]
+        run = cls(qids, vocab, remap[indices].astype(np.int32), scores, name, trec_order=False)
+        return run._with_arrow(arrow)
 
     @classmethod
     def from_table(cls, table: pa.Table, name: str = "run") -> Run:
@@ -239,11 +208,8 @@ class Run:
         indices, out_scores = _rank_matrix(idx, sc, vocab)
         return cls([str(q) for q in qvocab], vocab, indices, out_scores, name)._with_arrow(arrow)
 
-    # -- views ------------------------------------------------------------------------
-
     @property
     def depth(self) -> int:
-        """Longest ranked list (matrix width)."""
         return int(self.indices.shape[1])
 
     def __len__(self) -> int:
@@ -251,20 +217,14 @@ class Run:
 
     @cached_property
     def row_of(self) -> dict[str, int]:
-        """Query id -> row index."""
         return {q: i for i, q in enumerate(self.query_ids)}
 
     def ranked(self, query_id: str) -> list[tuple[str, float]]:
         """``[(docid, score), ...]`` of one query in rank order."""
         i = self.row_of[query_id]
         keep = self.indices[i] >= 0
-        return list(
-            zip(
-                self.vocab[self.indices[i][keep]].tolist(),
-                self.scores[i][keep].tolist(),
-                strict=True,
-            )
-        )
+        docs = self.vocab[self.indices[i][keep]].tolist()
+        return list(zip(docs, self.scores[i][keep].tolist(), strict=True))
 
     def doc_ids(self) -> np.ndarray:
         """``(n_queries, depth)`` array of doc ids in rank order (``""`` for padding)."""
@@ -280,12 +240,9 @@ class Run:
         """Long form, one row per retrieved doc (:data:`ratio.schemas.RUN`)."""
         valid = self.indices >= 0
         rows, cols = np.nonzero(valid)
-        qids: np.ndarray | list[str] = (
-            np.asarray(self.query_ids, dtype=object)[rows] if rows.size else []
-        )
         return pa.table(
             {
-                "query_id": pa.array(qids, pa.string()),
+                "query_id": pa.array(np.asarray(self.query_ids, dtype=object)[rows], pa.string()),
                 "candidate_id": pa.array(self.vocab[self.indices[valid]], pa.string()),
                 "rank": pa.array(cols + 1, pa.int32()),
                 "score": pa.array(self.scores[valid], pa.float64()),
@@ -293,45 +250,18 @@ class Run:
             schema=RUN,
         )
 
-    # -- transforms -------------------------------------------------------------------
-
     def truncate(self, k: int) -> Run:
-        """Keep the top ``k`` of each list (what a metric at cutoff ``k`` sees)."""
-        out = Run(
-            self.query_ids,
-            self.vocab,
-            self.indices[:, :k],
-            self.scores[:, :k],
-            self.name,
-            self.trec_order,
-        )
-        return out._with_arrow(self.vocab_arrow)
-
-    def restrict(self, allowed_ids: Iterable[str] | np.ndarray) -> Run:
-        """Drop docs not in ``allowed_ids`` and close the gaps, keeping order.
-
-        Equal to retrieving from the restricted pool only down to the depth the
-        original run reached: a doc ranked below the old cutoff cannot move up.
-        """
-        allowed = pc.is_in(
-            self.vocab_arrow, value_set=pa.array(_as_str_array(allowed_ids), pa.string())
-        )
-        ok = allowed.to_numpy(zero_copy_only=False)
-        keep = (self.indices >= 0) & ok[np.maximum(self.indices, 0)]
-        rows, _ = np.nonzero(keep)
-        idx, sc = _ragged_to_matrix(
-            rows.astype(np.int64), self.indices[keep].astype(np.int64), self.scores[keep], len(self)
-        )
-        out = Run(self.query_ids, self.vocab, idx.astype(np.int32), sc, self.name, self.trec_order)
-        return out._with_arrow(self.vocab_arrow)
+        """The top ``k`` of each list (what a metric at cutoff ``k`` sees)."""
+        return self._derive(self.indices[:, :k], self.scores[:, :k], self.trec_order)
 
     def in_trec_order(self) -> Run:
-        """This run with ties in trec_eval's order (itself when already so): what metrics,
-        TREC files and overlap analyses rank by."""
+        """This run with ties in trec_eval's order (itself when already so)."""
         if self.trec_order:
             return self
-        indices, scores = _rank_matrix(self.indices.astype(np.int64), self.scores, self.vocab)
-        out = Run(self.query_ids, self.vocab, indices, scores, self.name)
+        return self._derive(*_rank_matrix(self.indices.astype(np.int64), self.scores, self.vocab))
+
+    def _derive(self, indices: np.ndarray, scores: np.ndarray, trec_order: bool = True) -> Run:
+        out = Run(self.query_ids, self.vocab, indices, scores, self.name, trec_order)
         return out._with_arrow(self.vocab_arrow)
 
     def _with_arrow(self, arrow: pa.Array) -> Run:
@@ -340,7 +270,6 @@ class Run:
 
     @cached_property
     def vocab_arrow(self) -> pa.Array:
-        """The vocabulary as an Arrow array (for hash look-ups)."""
         return pa.array(self.vocab, pa.string())
 
 
@@ -360,58 +289,40 @@ class Qrels:
     @classmethod
     def from_dict(cls, qrels: Mapping[str, Mapping[str, int]]) -> Qrels:
         """From ``{qid: {docid: relevance}}``."""
-        qids = [str(q) for q in qrels]
-        lens = [len(d) for d in qrels.values()]
-        docs: list[str] = []
-        rels: list[int] = []
-        for d in qrels.values():
-            docs.extend(d.keys())
-            rels.extend(d.values())
-        return cls._build(qids, np.asarray(lens, dtype=np.int64), docs, rels)
+        return cls._build([(str(q), list(d.items())) for q, d in qrels.items()])
 
     @classmethod
     def from_table(cls, table: pa.Table) -> Qrels:
         """From a ``schemas.QRELS`` table (``query_id``, ``candidate_id``, ``relevance``)."""
-        qcol = table.column("query_id").to_pylist()
-        docs = table.column("candidate_id").to_pylist()
-        rels = table.column("relevance").to_pylist()
-        grouped: dict[str, tuple[list[str], list[int]]] = {}
-        for q, d, r in zip(qcol, docs, rels, strict=True):
-            g = grouped.setdefault(q, ([], []))
-            g[0].append(d)
-            g[1].append(r)
-        lens = np.asarray([len(g[0]) for g in grouped.values()], dtype=np.int64)
-        return cls._build(
-            list(grouped),
-            lens,
-            [d for g in grouped.values() for d in g[0]],
-            [r for g in grouped.values() for r in g[1]],
-        )
+        grouped: dict[str, list[tuple[str, int]]] = {}
+        columns = (table.column(c).to_pylist() for c in ("query_id", "candidate_id", "relevance"))
+        for q, d, r in zip(*columns, strict=True):
+            grouped.setdefault(q, []).append((d, r))
+        return cls._build(list(grouped.items()))
 
     @classmethod
-    def _build(cls, qids: list[str], lens: np.ndarray, docs: list[str], rels: list) -> Qrels:
+    def _build(cls, judged: list[tuple[str, list[tuple[str, int]]]]) -> Qrels:
+        qids = [q for q, _ in judged]
         if len(set(qids)) != len(qids):
             raise RunError("qrels list a query id twice")
-        rel = np.asarray(rels)
+        rel = np.asarray([r for _, pairs in judged for _, r in pairs])
         if rel.size and (rel.dtype.kind not in "iub" and not np.all(np.mod(rel, 1) == 0)):
             raise RunError("qrels relevance levels must be integers")
-        offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
-        doc_arr = _as_str_array(docs)
-        q = Qrels(qids, offsets, doc_arr, rel.astype(np.int64))
-        rows = np.repeat(np.arange(len(qids)), lens)
+        lens = np.asarray([len(pairs) for _, pairs in judged], dtype=np.int64)
+        doc_arr = _as_str_array([d for _, pairs in judged for d, _ in pairs])
         if doc_arr.size > 1:
             _, codes, _ = _encode(doc_arr)
-            key = rows * (int(codes.max()) + 1) + codes
+            key = np.repeat(np.arange(len(qids)), lens) * (int(codes.max()) + 1) + codes
             if np.unique(key).size != key.size:
                 raise RunError("qrels list the same doc twice for one query")
-        return q
+        offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+        return Qrels(qids, offsets, doc_arr, rel.astype(np.int64))
 
     def __len__(self) -> int:
         return len(self.query_ids)
 
     @cached_property
     def row_of(self) -> dict[str, int]:
-        """Query id -> row index."""
         return {q: i for i, q in enumerate(self.query_ids)}
 
     def judged(self, query_id: str) -> dict[str, int]:
@@ -423,17 +334,10 @@ class Qrels:
         return dict(zip(self.doc_ids[s:e].tolist(), self.relevance[s:e].tolist(), strict=True))
 
     def to_dict(self) -> dict[str, dict[str, int]]:
-        out = {}
-        for i, q in enumerate(self.query_ids):
-            s, e = self.offsets[i], self.offsets[i + 1]
-            out[q] = dict(
-                zip(self.doc_ids[s:e].tolist(), self.relevance[s:e].tolist(), strict=True)
-            )
-        return out
+        return {q: self.judged(q) for q in self.query_ids}
 
     def to_table(self) -> pa.Table:
-        lens = np.diff(self.offsets)
-        qids = np.repeat(np.asarray(self.query_ids, dtype=object), lens)
+        qids = np.repeat(np.asarray(self.query_ids, dtype=object), np.diff(self.offsets))
         return pa.table(
             {
                 "query_id": pa.array(qids, pa.string()),
@@ -469,19 +373,13 @@ class Relevance:
     n_rel: np.ndarray
     ideal: np.ndarray
 
-    @property
-    def hits(self) -> np.ndarray:
-        return self.gains > 0
-
 
 def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
-    """Align ``run`` to ``qrels`` up to ``depth`` ranks, fully vectorised.
+    """Align ``run`` (in trec_eval's order) to ``qrels`` up to ``depth`` ranks, vectorised.
 
-    The judged ids are hashed and the run's vocabulary probed against them
-    (Arrow ``index_in``); only retrieved cells that are judged for *some* query
-    are then matched on a combined int64 key ``query_row * (U + 1) + judged_index``
-    with one ``searchsorted``. Duplicate ids in the vocabulary map consistently.
-    Ranks are trec_eval's (:meth:`Run.in_trec_order`).
+    The run's vocabulary is probed against the hashed judged ids (Arrow ``index_in``);
+    only retrieved cells judged for *some* query are then matched on the int64 key
+    ``query_row * (U + 1) + judged_index`` with one ``searchsorted``.
     """
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth}")
@@ -492,14 +390,12 @@ def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
     qids = [qrels.query_ids[i] for i in eval_rows]
 
     # run rows of the evaluated queries (-1 = query absent from the run)
-    row_of = run.row_of
-    run_rows = np.fromiter((row_of.get(q, -1) for q in qids), dtype=np.int64, count=n)
+    run_rows = np.fromiter((run.row_of.get(q, -1) for q in qids), dtype=np.int64, count=n)
     ind = np.full((n, depth), -1, dtype=np.int64)
     d = min(depth, run.depth)
     present = run_rows >= 0
     if d:
         ind[present, :d] = run.indices[run_rows[present], :d]
-
     # qrels triples of the evaluated queries, positive gain only
     lens = np.diff(qrels.offsets)
     qpos_all = np.full(len(qrels), -1, dtype=np.int64)
@@ -508,7 +404,6 @@ def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
     gain_all = np.maximum(qrels.relevance, 0).astype(np.float64)
     sel = (trip_q >= 0) & (gain_all > 0)
     tq, tdoc, tgain = trip_q[sel], qrels.doc_ids[sel], gain_all[sel]
-
     gains = np.zeros((n, depth), dtype=np.float64)
     if run.vocab.size and tq.size:
         # hash the (few) judged ids and probe the run's vocabulary with them:
@@ -527,7 +422,6 @@ def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
             pos = np.minimum(np.searchsorted(qkeys, rkeys), qkeys.size - 1)
             match = qkeys[pos] == rkeys
             gains[r[match], c[match]] = qgain[pos[match]]
-
     # ideal ranking: qrels gains sorted descending, per query
     ideal = np.zeros((n, depth), dtype=np.float64)
     if tq.size:
@@ -538,5 +432,19 @@ def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
         pos = np.arange(sq.size) - starts[sq]
         keep = pos < depth
         ideal[sq[keep], pos[keep]] = sg[keep]
-
     return Relevance(qids, gains, nrel_all[eval_rows].astype(np.int64), ideal)
+
+
+def per_query(
+    from_relevance: Callable[[Relevance, int], np.ndarray],
+) -> Callable[[Qrels, Run, int], np.ndarray]:
+    """A metric module's typed wrapper: ``metric(qrels, run, k)`` -> per-query scores.
+
+    Rows follow ``qrels.evaluated_query_ids``: queries missing from ``run`` score 0,
+    queries without a relevant doc are skipped. Take ``.mean()`` for the reported number.
+    """
+
+    def metric(qrels: Qrels, run: Run, k: int) -> np.ndarray:
+        return from_relevance(relevance_matrix(qrels, run, k), k)
+
+    return metric

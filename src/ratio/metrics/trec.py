@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-
-import numpy as np
+from typing import TypeVar
 
 from ratio.io import InputError, atomic_path, iter_lines, line_error
 from ratio.metrics.run import Qrels, Run
+
+T = TypeVar("T")
 
 
 def _check_id(kind: str, value: str) -> None:
@@ -36,17 +37,9 @@ def write_run(run: Run, path: str | os.PathLike, tag: str | None = None) -> Path
     _check_id("tag", tag)
     target = Path(path)
     with atomic_path(target) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        for i, q in enumerate(run.query_ids):
+        for q in run.query_ids:
             _check_id("query id", q)
-            valid = run.indices[i] >= 0
-            for rank, (doc, score) in enumerate(
-                zip(
-                    run.vocab[run.indices[i][valid]].tolist(),
-                    run.scores[i][valid].tolist(),
-                    strict=True,
-                ),
-                1,
-            ):
+            for rank, (doc, score) in enumerate(run.ranked(q), 1):
                 _check_id("doc id", doc)
                 fh.write(f"{q} Q0 {doc} {rank} {score!r} {tag}\n")
     return target
@@ -62,13 +55,22 @@ def _trec_lines(path: str | os.PathLike, layout: str) -> Iterator[tuple[int, lis
         if not parts:
             continue
         if len(parts) != n:
-            raise InputError(
-                path,
-                lineno,
-                f"expected {n} fields '{layout}', got {len(parts)}",
-                "bad_trec_line",
-            )
+            raise _error(path, lineno, f"expected {n} fields '{layout}', got {len(parts)}")
         yield lineno, parts
+
+
+def _error(path: str | os.PathLike, lineno: int, message: str) -> InputError:
+    return InputError(path, lineno, message, "bad_trec_line")
+
+
+def _parse(
+    path: str | os.PathLike, lineno: int, field: str, value: str, type_: Callable[[str], T]
+) -> T:
+    try:
+        return type_(value)
+    except ValueError:
+        kind = "an integer" if type_ is int else "a number"
+        raise _error(path, lineno, f"{field} {value!r} is not {kind}") from None
 
 
 def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
@@ -77,25 +79,13 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     tag: str | None = None
     for lineno, parts in _trec_lines(path, "qid Q0 docid rank score tag"):
         qid, _, doc, rank, score_s, tag = parts
-        try:
-            int(rank)
-        except ValueError:
-            raise InputError(
-                path, lineno, f"rank {rank!r} is not an integer", "bad_trec_line"
-            ) from None
-        try:
-            score = float(score_s)
-        except ValueError:
-            raise InputError(
-                path, lineno, f"score {score_s!r} is not a number", "bad_trec_line"
-            ) from None
+        _parse(path, lineno, "rank", rank, int)
+        score = _parse(path, lineno, "score", score_s, float)
         if math.isnan(score):
-            raise InputError(path, lineno, "score is NaN", "bad_trec_line")
+            raise _error(path, lineno, "score is NaN")
         docs = run.setdefault(qid, {})
         if doc in docs:
-            raise InputError(
-                path, lineno, f"doc {doc!r} listed twice for query {qid!r}", "bad_trec_line"
-            )
+            raise _error(path, lineno, f"doc {doc!r} listed twice for query {qid!r}")
         docs[doc] = score
     return Run.from_dict(run, name=name or tag or Path(path).name)
 
@@ -103,19 +93,12 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
 def write_qrels(qrels: Qrels, path: str | os.PathLike) -> Path:
     """Write ``qrels`` as a TREC qrels file (``qid 0 docid relevance``)."""
     target = Path(path)
-    lens = np.diff(qrels.offsets)
     with atomic_path(target) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        pos = 0
-        for q, n in zip(qrels.query_ids, lens.tolist(), strict=True):
+        for q in qrels.query_ids:
             _check_id("query id", q)
-            for doc, rel in zip(
-                qrels.doc_ids[pos : pos + n].tolist(),
-                qrels.relevance[pos : pos + n].tolist(),
-                strict=True,
-            ):
+            for doc, rel in qrels.judged(q).items():
                 _check_id("doc id", doc)
                 fh.write(f"{q} 0 {doc} {rel}\n")
-            pos += n
     return target
 
 
@@ -124,16 +107,9 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     qrels: dict[str, dict[str, int]] = {}
     for lineno, parts in _trec_lines(path, "qid iter docid relevance"):
         qid, _, doc, rel_s = parts
-        try:
-            rel = int(rel_s)
-        except ValueError:
-            raise InputError(
-                path, lineno, f"relevance {rel_s!r} is not an integer", "bad_trec_line"
-            ) from None
+        rel = _parse(path, lineno, "relevance", rel_s, int)
         docs = qrels.setdefault(qid, {})
         if doc in docs:
-            raise InputError(
-                path, lineno, f"doc {doc!r} judged twice for query {qid!r}", "bad_trec_line"
-            )
+            raise _error(path, lineno, f"doc {doc!r} judged twice for query {qid!r}")
         docs[doc] = rel
     return Qrels.from_dict(qrels)
