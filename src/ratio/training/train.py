@@ -28,14 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ratio.config import RunConfig, SystemConfig
+from ratio.config import RunConfig
 from ratio.io import write_text_atomic
-from ratio.metrics import Qrels, Run, evaluate
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
-from ratio.retrieval.base import build_retriever, top_k_rows
 from ratio.retrieval.dense import available_cores
 from ratio.retrieval.models import is_static, quiet_offline_hf, resolve_model
 from ratio.run import UNIFIED, ModelsDir, RunDir
@@ -51,17 +47,12 @@ from ratio.training.data import (
     validation_set,
 )
 from ratio.training.grids import Trial, trials_for
+from ratio.training.validation import PRIMARY, bm25_validation, evaluate_model
+from ratio.training.validation import relation_metric as relation_metric  # re-exported
 
 log = logging.getLogger(__name__)
 
-METRICS = ("recall@1", "recall@10", "mrr@10", "mrr@100")
-PRIMARY = "mrr@10"
 TRAINING_META = "ratio_training.json"  # written into every saved model directory
-
-
-def relation_metric(relation: str, metric: str = PRIMARY) -> str:
-    """The key of one relation's ``metric`` in a multi-relation record (see :func:`run_metrics`)."""
-    return f"{relation}_{metric}"
 
 
 # ------------------------------------------------------------------ models
@@ -109,61 +100,6 @@ def freeze_lower_layers(model: Any, ratio: float) -> int:
     for module in ([emb] if emb is not None else []) + list(layers[:n]):
         module.requires_grad_(False)
     return n
-
-
-# ------------------------------------------------------------------ evaluation
-
-
-def encode(model: Any, texts: Sequence[str], batch_size: int) -> np.ndarray:
-    kw = {"convert_to_numpy": True, "normalize_embeddings": True, "show_progress_bar": False}
-    return np.asarray(model.encode(list(texts), batch_size=batch_size, **kw), dtype=np.float32)
-
-
-def run_metrics(
-    run: Any,
-    query_ids: Sequence[str],
-    qrels: dict[str, dict[str, int]],
-    relations: Sequence[str] | None = None,
-) -> dict[str, float]:
-    """METRICS of a run; with several relations also per relation (:func:`relation_metric`
-    keys), the plain metrics then being their macro average (Broaden weighs as much as Specify)."""
-    rels = list(dict.fromkeys(relations or []))
-    if relations is None or len(rels) <= 1:
-        return evaluate(Qrels.from_dict(qrels), run, METRICS)
-    out: dict[str, float] = {}
-    for rel in rels:
-        sub = {qid: qrels[qid] for qid, r in zip(query_ids, relations, strict=True) if r == rel}
-        for m, v in evaluate(Qrels.from_dict(sub), run, METRICS).items():
-            out[relation_metric(rel, m)] = v
-    for m in METRICS:
-        out[m] = float(np.mean([out[relation_metric(rel, m)] for rel in rels]))
-    return out
-
-
-def evaluate_model(model: Any, evalset: EvalSet, batch_size: int = 128) -> dict[str, float]:
-    """R@1, R@10, MRR@10, MRR@100 of exact cosine ranking, 100 deep (see :func:`run_metrics`)."""
-    d = encode(model, evalset.pool_texts, batch_size)
-    q = encode(model, evalset.query_texts, batch_size)
-    k = min(100, len(evalset.pool_ids))
-    idx = np.zeros((len(q), k), dtype=np.int64)
-    sc = np.zeros((len(q), k), dtype=np.float32)
-    for s in range(0, len(q), 1024):
-        idx[s : s + 1024], sc[s : s + 1024] = top_k_rows(q[s : s + 1024] @ d.T, k)
-    run = Run.from_arrays(list(evalset.query_ids), np.asarray(evalset.pool_ids), idx, sc)
-    return run_metrics(run, evalset.query_ids, evalset.qrels, evalset.relations)
-
-
-def bm25_validation(plan: Plan) -> dict[str, float]:
-    """BM25-unigram on the plan's validation set (prefixes stripped): the floor a trained
-    model must clear before ``auto`` serves it."""
-    vs = plan.valset
-    queries = [
-        t[len(plan.query_prefixes[r]) :] for t, r in zip(vs.query_texts, vs.relations, strict=True)
-    ]
-    r = build_retriever(SystemConfig(name="bm25", kind="bm25"))
-    r.index(list(vs.pool_ids), [t[len(plan.doc_prefix) :] for t in vs.pool_texts])
-    run = r.search(queries, min(100, len(vs.pool_ids)), vs.query_ids)
-    return run_metrics(run, vs.query_ids, vs.qrels, vs.relations)
 
 
 def _st_class(*where: tuple[str, str]) -> Any:
@@ -516,7 +452,8 @@ def train(
             run_trial(config, plan, i, trial, progress=progress, callbacks=callbacks)
             for i, trial in plan.trials
         ]
-        out[plan.target] = select_best(models, plan.target, results, bm25_validation(plan))
+        bm25 = bm25_validation(plan.valset, plan.query_prefixes, plan.doc_prefix)
+        out[plan.target] = select_best(models, plan.target, results, bm25)
         out[plan.target]["results"] = results
     return out
 

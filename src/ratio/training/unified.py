@@ -40,7 +40,8 @@ from ratio.training.data import (
     setup_prefixes,
     unified_prefixes,
 )
-from ratio.training.train import METRICS, train
+from ratio.training.train import train
+from ratio.training.validation import METRICS
 
 DEPTH = 100  # every system ranks this deep (the table's largest k)
 
