@@ -4,9 +4,9 @@
 >>> hits = ratio.search("Reward models are easy to over-optimize.", move="broaden",
 ...                     config="configs/neurips.toml", k=5, exclude_paper="abc123")
 
-The engine (pool file, memory-mapped indexes, loaded models) is opened once per
-(config, pool options) and cached for the life of the process, so a notebook or
-an agent loop pays the startup cost only on its first call.
+The engine (pool file, memory-mapped indexes, loaded models) is opened once per (config, pool
+options) and cached for the life of the process, so a notebook or an agent loop pays the
+startup cost only on its first call.
 """
 
 from __future__ import annotations
@@ -83,15 +83,14 @@ def search(
 ) -> list[dict[str, Any]]:
     """Top-``k`` candidate sentences for ``query`` under an ideation ``move``.
 
-    ``move`` is ``address`` (approaches to a stated problem), ``broaden`` (more
-    general formulations) or ``specify`` (concrete instances). ``retriever``:
-    None/``auto`` (per move, the validation winner among BM25, the untuned base
-    model, the move's specialist and the unified model; with nothing trained, the
-    configured default), ``bm25``, ``dense``, ``hybrid``, ``trained`` (the move's
-    specialist), ``unified`` or a system named in the config. Filters: ``year_min``, ``year_max``, ``venue``, ``exclude_paper``.
-    Each result is a dict with ``candidate_id``, ``text``, ``paper_id``,
-    ``title``, ``year``, ``venue``, ``section``, ``context`` (``prev``/``next``),
-    ``score``, ``rank`` and ``retriever``.
+    ``move`` is ``address`` (approaches to a stated problem), ``broaden`` (more general
+    formulations) or ``specify`` (concrete instances). ``retriever``: None/``auto`` (per move,
+    the validation winner among BM25, the untuned base model, the move's specialist and the
+    unified model; with nothing trained, the configured default), ``bm25``, ``dense``,
+    ``hybrid``, ``trained`` (the move's specialist), ``unified`` or a system named in the
+    config. Filters: ``year_min``, ``year_max``, ``venue``, ``exclude_paper``. Each result is a
+    dict with ``candidate_id``, ``text``, ``paper_id``, ``title``, ``year``, ``venue``,
+    ``section``, ``context`` (``prev``/``next``), ``score``, ``rank`` and ``retriever``.
     """
     eng = _filtered_engine(filters, config, split=split, source=source, candidates=candidates)
     return eng.search(query, move, k, retriever, **filters)["results"]

@@ -94,19 +94,13 @@ class SystemConfig:
     instruction: str = ""
 
     def identity(self) -> dict:
-        """The fields that name this system in digests (index folders, provenance).
-
-        ``backend`` is left out while it is ``auto``, ``instruction`` and ``query_backend``
-        while they are empty, so systems that do not set them keep the digests they had before
-        the fields existed (and their built indexes).
-        """
+        """The fields that name this system in digests (index folders, provenance): ``backend``
+        is left out while ``auto``, ``instruction`` and ``query_backend`` while empty, so systems
+        that do not set them keep the digests (and built indexes) they had before those fields."""
         d = dataclasses.asdict(self)
         if d["backend"] == "auto":
             del d["backend"]
-        for key in ("instruction", "query_backend"):
-            if not d[key]:
-                del d[key]
-        return d
+        return {k: v for k, v in d.items() if v or k not in ("instruction", "query_backend")}
 
 
 @dataclass
@@ -159,13 +153,11 @@ class ServeConfig:
 class JudgeConfig:
     """LLM judging (``ratio judge``): backend, model, limits, prices and sample sizes."""
 
-    backend: str = (
-        "llamacpp"  # openai (chat completions over HTTP) | batch (OpenAI Batch API) | llamacpp
-    )
+    # openai (chat completions over HTTP) | batch (OpenAI Batch API) | llamacpp
+    backend: str = "llamacpp"
     model: str = "qwen2.5-1.5b"  # API model name, or a GGUF path / known local name for llamacpp
-    base_url: str = (
-        "https://api.openai.com/v1"  # any OpenAI-compatible server (vLLM, Ollama, llama.cpp)
-    )
+    # any OpenAI-compatible server (vLLM, Ollama, llama.cpp)
+    base_url: str = "https://api.openai.com/v1"
     api_key_env: str = "OPENAI_API_KEY"  # the key is read from this environment variable
     concurrency: int = 4  # parallel HTTP requests (llamacpp in-process is always 1)
     max_retries: int = 3  # extra attempts after a transient error or an invalid response
@@ -210,12 +202,9 @@ class RunConfig:
     base_dir: str = ""  # directory of the TOML file; relative paths resolve against it
 
     def resolve(self, p: str) -> Path:
-        path = Path(p)
-        return (
-            path
-            if path.is_absolute() or not self.base_dir
-            else (Path(self.base_dir) / path).resolve()
-        )
+        if Path(p).is_absolute() or not self.base_dir:
+            return Path(p)
+        return (Path(self.base_dir) / p).resolve()
 
     def digest(self, *sections: str) -> str:
         """Stable hash of the named sections, used as a cache key for a stage."""
@@ -242,10 +231,7 @@ def _build(cls, data, path: str):
             f"unknown config key(s) {', '.join(repr(u) for u in unknown)} in {where}; "
             f"known keys: {', '.join(sorted(known))}"
         )
-    kwargs = {}
-    for name, value in data.items():
-        kwargs[name] = _coerce(hints[name], value, f"{path}.{name}" if path else name)
-    return cls(**kwargs)
+    return cls(**{k: _coerce(hints[k], v, f"{path}.{k}" if path else k) for k, v in data.items()})
 
 
 def _coerce(tp, value, path: str):
@@ -257,9 +243,7 @@ def _coerce(tp, value, path: str):
         if not isinstance(value, list):
             raise ConfigError(f"config key '{path}' must be a list, got {type(value).__name__}")
         return [_coerce(inner, v, f"{path}[{i}]") for i, v in enumerate(value)]
-    if origin in (typing.Union, types.UnionType):
-        return value
-    if tp is typing.Any or tp is dict:
+    if origin in (typing.Union, types.UnionType) or tp is typing.Any or tp is dict:
         return value
     if tp is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)

@@ -1,9 +1,8 @@
 """``ratio doctor``: load every optional native component once and say what works.
 
-Each check runs in its own Python process. A native library built for the wrong CPU dies
-with SIGSEGV or SIGILL rather than raising, and a check that crashes must be reported as
-that component's failure (with the signal's name), not take the self-check down with it.
-The first thing to run when something fails.
+Each check runs in its own Python process: a native library built for the wrong CPU dies with
+SIGSEGV or SIGILL rather than raising, and that must be reported as the component's failure
+(with the signal's name), not take the self-check down with it.
 """
 
 from __future__ import annotations
@@ -19,15 +18,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import Any
 
 import numpy as np
 
 from ratio.judge.backends import JudgeError, resolve_gguf
 from ratio.retrieval.models import OFFLINE_ENV, ModelNotFoundError
-
-if TYPE_CHECKING:
-    from llama_cpp.llama_types import CreateCompletionResponse
 
 PROBE = "the sentence a self-check embeds"
 
@@ -70,10 +66,8 @@ def _llama() -> str:
 
     gguf = resolve_gguf("smollm2")
     llm = llama_cpp.Llama(model_path=str(gguf), n_ctx=256, n_threads=1, verbose=False)
-    # not streamed, so one response (llama_cpp's annotation has no overload on stream)
-    out = cast(
-        "CreateCompletionResponse", llm.create_completion("Hello", max_tokens=1, temperature=0.0)
-    )
+    # Any: not streamed, so one response (llama_cpp's annotation has no overload on stream)
+    out: Any = llm.create_completion("Hello", max_tokens=1, temperature=0.0)
     features = llama_cpp.llama_print_system_info().decode(errors="replace")
     # "CPU : SSE3 = 1 | AVX = 1 | ..." -> the features compiled in
     simd = [f.split("=")[0].split(":")[-1].strip() for f in features.split("|") if "= 1" in f]

@@ -83,11 +83,7 @@ CANDIDATES = pa.schema(
 )
 
 QRELS = pa.schema(
-    [
-        ("query_id", pa.string()),
-        ("candidate_id", pa.string()),
-        ("relevance", pa.int8()),
-    ]
+    [("query_id", pa.string()), ("candidate_id", pa.string()), ("relevance", pa.int8())]
 )
 
 METADATA = pa.schema(

@@ -20,12 +20,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-# Each module keeps its commands as module-level functions and exposes ``register(app)``,
-# the one place that names them (``app.command("x")(x_cmd)``, groups made there too). A
-# module that is missing is skipped so the core commands keep working; any other import
-# error (a missing extra) surfaces.
-# `ratio --help` imports every module here, so a command imports a costly area (ratio.build,
-# the harness, training, serving; ~2.4 s together) inside its body, with a `# lazy:` note.
+# Each module's ``register(app)`` is the one place that names its commands. A missing module
+# is skipped so the core commands keep working; any other import error (a missing extra)
+# surfaces. `ratio --help` imports every module here, so a command imports a costly area
+# (ratio.build, the harness, training, serving; ~2.4 s together) in its body, with a `# lazy:` note.
 _AREAS = [
     "ratio.cli.ingest",
     "ratio.cli.lexicon",

@@ -31,37 +31,24 @@ def build_cmd(
     # lazy: ratio.build pulls duckdb and every stage (~0.8 s), not for --help
     from ratio.build import SPLITS, build
 
-    overrides = {
-        k: v
-        for k, v in (
-            ("build.executor", executor),
-            ("build.ray_address", address),
-            ("ingest.workers", workers),
-        )
-        if v is not None
-    }
-    result = build(load_config(config, overrides))
+    given = {"build.executor": executor, "build.ray_address": address, "ingest.workers": workers}
+    result = build(load_config(config, {k: v for k, v in given.items() if v is not None}))
     console = Console(stderr=True)
-    t = Table(title=f"build {result.out_dir}  (lexicon {result.lexicon_version})")
-    t.add_column("stage")
-    t.add_column("status")
+    t = Table(
+        "stage", "status", title=f"build {result.out_dir}  (lexicon {result.lexicon_version})"
+    )
     t.add_column("seconds", justify="right")
     for name, st in result.stages.items():
         t.add_row(name, "ran" if st.ran else "up to date", f"{st.seconds:.1f}")
     console.print(t)
-    q = Table(title="queries / candidates per split")
-    q.add_column("split")
-    for rel in ("specify", "address", "broaden"):
-        q.add_column(rel, justify="right")
-    q.add_column("candidates", justify="right")
+    rels = ("specify", "address", "broaden")
+    q = Table("split", title="queries / candidates per split")
+    for col in (*rels, "candidates"):
+        q.add_column(col, justify="right")
     for split in SPLITS:
         c = result.counts.get(split, {})
-        rels = c.get("queries", {})
-        q.add_row(
-            split,
-            *(f"{rels.get(r, 0):,}" for r in ("specify", "address", "broaden")),
-            f"{c.get('candidates_total', 0):,}",
-        )
+        counts = [c.get("queries", {}).get(r, 0) for r in rels] + [c.get("candidates_total", 0)]
+        q.add_row(split, *(f"{n:,}" for n in counts))
     console.print(q)
     typer.echo(str(result.out_dir))
 

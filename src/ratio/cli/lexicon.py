@@ -67,12 +67,10 @@ def discover_cmd(
 ) -> None:
     """Count sentence-initial pre-comma spans and write a review page (paper §4.1)."""
     # lazy: the lexicon package and its tools (~60 ms) stay off the `ratio --help` path
-    from ratio.lexicon import load_lexicon
-    from ratio.lexicon.discover import discover as run
-    from ratio.lexicon.discover import write_review
+    from ratio.lexicon import discover, load_lexicon
 
-    spans = run(sentences, top, examples, seed, max_words, load_lexicon(lexicon))
-    paths = write_review(spans, out)
+    spans = discover.discover(sentences, top, examples, seed, max_words, load_lexicon(lexicon))
+    paths = discover.write_review(spans, out)
     typer.echo(f"{len(spans)} spans -> " + ", ".join(str(p) for p in paths.values()))
 
 
@@ -85,9 +83,9 @@ def apply_review_cmd(
     """Read reviewers' decisions back into a lexicon TSV."""
     # lazy: the lexicon package and its tools (~60 ms) stay off the `ratio --help` path
     from ratio.lexicon import load_lexicon
-    from ratio.lexicon.discover import apply_review as run
+    from ratio.lexicon.discover import apply_review
 
-    counts = run(review, out, source, load_lexicon(lexicon))
+    counts = apply_review(review, out, source, load_lexicon(lexicon))
     typer.echo(f"{out}: " + ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
 
 
@@ -105,12 +103,10 @@ def extend_cmd(
 ) -> None:
     """Collect every corpus extension of the heads up to a comma (paper §4.1)."""
     # lazy: the lexicon package and its tools (~60 ms) stay off the `ratio --help` path
-    from ratio.lexicon import load_lexicon
-    from ratio.lexicon.extend import extend as run
-    from ratio.lexicon.extend import write_candidates
+    from ratio.lexicon import extend, load_lexicon
 
-    found = run(head, sentences, max_extra_words, min_count, not all_extensions, relation)
-    n = write_candidates(found, out, load_lexicon(lexicon))
+    found = extend.extend(head, sentences, max_extra_words, min_count, not all_extensions, relation)
+    n = extend.write_candidates(found, out, load_lexicon(lexicon))
     typer.echo(f"{n} new candidates -> {out}")
 
 
@@ -123,14 +119,12 @@ def expand_cmd(
 ) -> None:
     """Instantiate the Hearst-style templates into candidate markers (paper Table 5)."""
     # lazy: the lexicon package and its tools (~60 ms) stay off the `ratio --help` path
-    from ratio.lexicon import load_lexicon
+    from ratio.lexicon import expand, load_lexicon
     from ratio.lexicon.discover import count_spans
-    from ratio.lexicon.expand import expand as run
-    from ratio.lexicon.expand import write_candidates
 
     counts = count_spans(sentences) if sentences is not None else None
-    cands = run(patterns)
-    n = write_candidates(cands, out, load_lexicon(lexicon), counts, accepted_only)
+    cands = expand.expand(patterns)
+    n = expand.write_candidates(cands, out, load_lexicon(lexicon), counts, accepted_only)
     typer.echo(f"{len(cands)} generated, {n} new candidates -> {out}")
 
 
@@ -148,14 +142,13 @@ def neighbors_cmd(
 ) -> None:
     """Nearest corpus spans of the foundational markers (paper Appendix A)."""
     # lazy: the lexicon package and its tools (~60 ms) stay off the `ratio --help` path
-    from ratio.lexicon import load_lexicon
+    from ratio.lexicon import load_lexicon, neighbors
     from ratio.lexicon.discover import count_spans
-    from ratio.lexicon.neighbors import load_encoder, write_candidates
-    from ratio.lexicon.neighbors import neighbors as run
 
     lx = load_lexicon(lexicon)
     srcs, rels = set(sources.split(",")), set(relations.split(","))
     seeds = {e.marker: e.relation for e in lx.entries if e.source in srcs and e.relation in rels}
-    found = run(seeds, count_spans(sentences, 5), load_encoder(model), k, 5, min_count, lx)
-    n = write_candidates(found, out)
+    spans = count_spans(sentences, 5)
+    found = neighbors.neighbors(seeds, spans, neighbors.load_encoder(model), k, 5, min_count, lx)
+    n = neighbors.write_candidates(found, out)
     typer.echo(f"{len(seeds)} seeds, {n} candidates -> {out}")

@@ -50,10 +50,7 @@ def compare_cmd(
     ),
     out: str = typer.Option("", help="output folder (default <train.out>/compare/<split>)"),
     relation: list[str] = typer.Option(
-        None,
-        "--relation",
-        "-r",
-        help="only these moves (repeatable; default evaluate.relations)",
+        None, "--relation", "-r", help="only these moves (repeatable; default evaluate.relations)"
     ),
     specialist: list[str] = typer.Option(
         None, "--specialist", help="only these moves' specialists (repeatable; default all)"

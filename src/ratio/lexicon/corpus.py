@@ -74,13 +74,7 @@ def _iter_parquet(path: Path) -> Iterator[Pair]:
         prev_text: str | None = None
         for batch in pf.iter_batches(columns=_COLUMNS, batch_size=65536):
             cols = batch.to_pydict()
-            for pid, para, idx, text in zip(
-                cols["paper_id"],
-                cols["paragraph_idx"],
-                cols["sentence_idx"],
-                cols["text"],
-                strict=True,
-            ):
+            for pid, para, idx, text in zip(*(cols[c] for c in _COLUMNS), strict=True):
                 if text is None:
                     continue
                 consecutive = prev_key is not None and prev_key == (pid, para, idx - 1)

@@ -49,11 +49,7 @@ def count_spans(source: SentenceSource, max_words: int = 7) -> Counter[str]:
 
 
 def sample_examples(
-    source: SentenceSource,
-    spans: set[str],
-    k: int = 15,
-    seed: int = 0,
-    max_words: int = 7,
+    source: SentenceSource, spans: set[str], k: int = 15, seed: int = 0, max_words: int = 7
 ) -> dict[str, list[tuple[str, str, str]]]:
     """Uniform reservoir sample of ``k`` (previous, sentence, paper) pairs per span.
 

@@ -16,8 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ratio.io import write_text_atomic
-from ratio.lexicon.model import DATA_DIR, LEXICON_RELATIONS, Lexicon, LexiconError
+from ratio.lexicon.model import DATA_DIR, LEXICON_RELATIONS, Lexicon, LexiconError, write_lexicon
 from ratio.lexicon.spans import normalize_marker
 
 DEFAULT_PATTERNS = DATA_DIR / "patterns.txt"
@@ -254,15 +253,13 @@ def write_candidates(
     Markers already in ``lexicon`` are skipped; ``counts`` (span → corpus
     frequency, e.g. from ``discover.count_spans``) is recorded in the notes.
     """
-    lines = ["marker\trelation\tsource\tnotes"]
-    n = 0
+    rows = []
     for c in candidates:
         if (lexicon is not None and c.marker in lexicon) or (accepted_only and not c.accepted):
             continue
         notes = f"template={c.template}; {'accept' if c.accepted else 'review'}"
         if counts is not None:
             notes += f"; count={counts.get(c.marker, 0)}"
-        lines.append(f"{c.marker}\t{c.relation}\tpattern\t{notes}")
-        n += 1
-    write_text_atomic(out_tsv, "\n".join(lines) + "\n")
-    return n
+        rows.append((c.marker, c.relation, "pattern", notes))
+    write_lexicon(out_tsv, rows)
+    return len(rows)

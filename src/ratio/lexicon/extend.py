@@ -16,9 +16,8 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from ratio.io import write_text_atomic
 from ratio.lexicon.corpus import SentenceSource, iter_pairs
-from ratio.lexicon.model import LEXICON_RELATIONS, Lexicon, LexiconError
+from ratio.lexicon.model import LEXICON_RELATIONS, Lexicon, LexiconError, write_lexicon
 from ratio.lexicon.spans import leading_span, normalize_marker
 
 # Words that tie an extension back to the previous sentence.
@@ -57,11 +56,9 @@ def extend(
     ``heads`` maps head → relation (or is a list of heads, all of ``relation``).
     Returned sorted by head, then descending count.
     """
-    head_rel = (
-        {normalize_marker(h): r for h, r in heads.items()}
-        if isinstance(heads, dict)
-        else {normalize_marker(h): relation for h in heads}
-    )
+    if not isinstance(heads, dict):
+        heads = dict.fromkeys(heads, relation)
+    head_rel = {normalize_marker(h): r for h, r in heads.items()}
     for h, r in head_rel.items():
         if r not in LEXICON_RELATIONS:
             raise LexiconError(f"head {h!r}: unknown relation {r!r}")
@@ -101,19 +98,14 @@ def write_candidates(
     lexicon: Lexicon | None = None,
     source: str = "extendable",
 ) -> int:
-    """Write extensions as a lexicon-format TSV for review; skip markers ``lexicon`` has.
-
-    Returns the number of rows written.
-    """
-    lines = ["marker\trelation\tsource\tnotes"]
-    n = 0
+    """Write extensions as a lexicon TSV for review, skipping markers ``lexicon`` has; returns
+    the number of rows written."""
+    rows = []
     for e in extensions:
-        if lexicon is not None and e.marker in lexicon:
-            continue
-        ex = " ".join(e.example.split())[:160]
-        lines.append(
-            f"{e.marker}\t{e.relation}\t{source}\thead={e.head}; count={e.count}; e.g. {ex}"
-        )
-        n += 1
-    write_text_atomic(out_tsv, "\n".join(lines) + "\n")
-    return n
+        if lexicon is None or e.marker not in lexicon:
+            ex = " ".join(e.example.split())[:160]
+            rows.append(
+                (e.marker, e.relation, source, f"head={e.head}; count={e.count}; e.g. {ex}")
+            )
+    write_lexicon(out_tsv, rows)
+    return len(rows)

@@ -1,10 +1,9 @@
 """The marker lexicon: versioned TSV data, loading and validation.
 
-The lexicon is data, not code: ``data/lexicon*.tsv`` files with columns
-``marker  relation  source  notes``. Other producers (an LLM expansion, a reviewed
-``discover`` page) plug in as more rows or another ``lexicon-<name>.tsv`` file;
-loading a directory reads all of them. Its version is a content hash, so every
-mined pair can be traced to the exact marker set that produced it.
+The lexicon is data, not code: ``data/lexicon*.tsv`` files with columns ``marker relation
+source notes``. Other producers (an LLM expansion, a reviewed ``discover`` page) plug in as
+more rows or another ``lexicon-<name>.tsv``. Its version is a content hash, so every mined pair
+can be traced to the exact marker set that produced it.
 """
 
 from __future__ import annotations
@@ -12,11 +11,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ratio.io import RatioError
+from ratio.io import RatioError, write_text_atomic
 from ratio.lexicon.spans import normalize_marker
 from ratio.lexicon.tiers import CORE, NEEDS_VALIDATION, TIERS_FILE, Tiers, load_tiers
 from ratio.records import DISTRACTORS, RELATIONS
@@ -61,12 +61,8 @@ class Lexicon:
                 kept.append(e)
         self.entries: tuple[LexiconEntry, ...] = tuple(kept)
         self.semver = semver
-        digest = hashlib.sha1()
-        for marker, relation, source in sorted(
-            (e.marker, e.relation, e.source) for e in self.entries
-        ):
-            digest.update(f"{marker}\t{relation}\t{source}\n".encode())
-        self.content_hash = digest.hexdigest()[:12]
+        rows = sorted(f"{e.marker}\t{e.relation}\t{e.source}\n" for e in self.entries)
+        self.content_hash = hashlib.sha1("".join(rows).encode()).hexdigest()[:12]
         # precision tiers (ratio.lexicon.tiers) do not change what is mined, so they are not
         # part of the version; the split stage keys on needs_validation() instead
         self.tiers = tiers or Tiers({})
@@ -119,11 +115,16 @@ class Lexicon:
         return {r: len(v) for r, v in self.by_relation().items()}
 
     def sizes_by_source(self) -> dict[str, dict[str, int]]:
-        out: dict[str, dict[str, int]] = {}
-        for e in self.entries:
-            d = out.setdefault(e.relation, {})
-            d[e.source] = d.get(e.source, 0) + 1
-        return out
+        return {r: dict(Counter(e.source for e in v)) for r, v in self.by_relation().items() if v}
+
+
+def write_lexicon(
+    path: str | os.PathLike, rows: Iterable[tuple[str, str, str, str]], comment: str = ""
+) -> None:
+    """Write ``(marker, relation, source, notes)`` rows as a lexicon TSV, header first."""
+    lines = [comment] if comment else []
+    lines += ["\t".join(COLUMNS), *("\t".join(row) for row in rows)]
+    write_text_atomic(path, "\n".join(lines) + "\n")
 
 
 def parse_lexicon_file(path: str | os.PathLike) -> tuple[list[LexiconEntry], str | None]:
@@ -172,11 +173,8 @@ def parse_lexicon_file(path: str | os.PathLike) -> tuple[list[LexiconEntry], str
 
 def lexicon_files(path: str | os.PathLike | None = None) -> list[Path]:
     """The TSV files a lexicon path stands for: a file, or every ``*.tsv`` in a directory."""
-    if path is None:
-        files = sorted(DATA_DIR.glob(SHIPPED_GLOB))
-        # the main file first so its header version wins and its rows take precedence
-        files.sort(key=lambda f: (f.name != "lexicon.tsv", f.name))
-        return files
+    if path is None:  # the main file first so its header version wins and its rows take precedence
+        return sorted(DATA_DIR.glob(SHIPPED_GLOB), key=lambda f: (f.name != "lexicon.tsv", f.name))
     p = Path(path)
     if p.is_dir():
         files = sorted(f for f in p.glob("*.tsv") if f.name != TIERS_FILE)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ratio.io import RatioError, write_text_atomic
-from ratio.lexicon.model import Lexicon
+from ratio.io import RatioError
+from ratio.lexicon.model import Lexicon, write_lexicon
 from ratio.lexicon.spans import normalize_marker
 from ratio.retrieval.models import quiet_offline_hf
 
@@ -93,10 +93,9 @@ def write_candidates(found: list[Neighbor], out_tsv: str | os.PathLike) -> int:
     for n in found:
         if n.span not in best or n.score > best[n.span].score:
             best[n.span] = n
-    lines = ["marker\trelation\tsource\tnotes"]
+    rows = []
     for n in sorted(best.values(), key=lambda n: (n.relation, -n.score)):
-        lines.append(
-            f"{n.span}\t{n.relation}\tembedding\tneighbour of {n.seed!r}; cos={n.score:.3f}; count={n.count}"
-        )
-    write_text_atomic(out_tsv, "\n".join(lines) + "\n")
-    return len(best)
+        notes = f"neighbour of {n.seed!r}; cos={n.score:.3f}; count={n.count}"
+        rows.append((n.span, n.relation, "embedding", notes))
+    write_lexicon(out_tsv, rows)
+    return len(rows)

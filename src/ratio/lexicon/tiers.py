@@ -1,21 +1,15 @@
 """Per-marker precision tiers from the hand-labelled precision audits.
 
-A marker's pairs are distant supervision; the audits (``tests/data/precision_audit*.jsonl``,
-docs/precision-audit.md) measure how often they hold their relation. A marker whose audited
-precision is below a stated threshold, on enough audited pairs, goes to the
-``needs_validation`` tier: its pairs stay in train and validation, but enter the test split
-only through the LLM-judged silver set (``ratio.judge.silver``); the split stage holds them
-back in ``test/pending_queries.parquet``.
-
-The tiers are data, derived from the audits by ``scripts/precision_audit.py tiers`` into
-``data/tiers.tsv`` (its header states the threshold of each relation, the minimum number of
-audited pairs and the audit files). The threshold is per relation because the precision
-targets are: a marker below its relation's target would pull the published test pairs
-under it. Precision is counted on the audited pairs that still pass the mining
-validity rules (``ratio.build.validity``), so a marker is judged on the pairs it yields
-today. A marker without audited pairs, or with fewer than the minimum, stays ``core``.
-A lexicon directory may carry its own ``tiers.tsv``; the shipped lexicon uses
-``data/tiers.tsv``.
+The audits (``tests/data/precision_audit*.jsonl``, docs/precision-audit.md) measure how often
+a marker's pairs hold their relation. A marker below its relation's precision threshold, on
+enough audited pairs, goes to the ``needs_validation`` tier: its pairs stay in train and
+validation but enter the test split only through the LLM-judged silver set
+(``ratio.judge.silver``); the split stage holds them in ``test/pending_queries.parquet``.
+The threshold is per relation because the precision targets are: a marker below its
+relation's target would pull the published test pairs under it. ``data/tiers.tsv`` is derived
+by ``scripts/precision_audit.py tiers`` (its header states the settings), counting only audited
+pairs that still pass the mining validity rules (``ratio.build.validity``); a marker with too
+few audited pairs stays ``core``. A lexicon directory may carry its own ``tiers.tsv``.
 """
 
 from __future__ import annotations
@@ -88,8 +82,8 @@ def format_thresholds(thresholds: dict[str, float]) -> str:
 
 @dataclass(frozen=True)
 class Tiers:
-    """Loaded tiers: marker -> tier for the listed markers, and the file's stated settings
-    (``thresholds``: relation -> precision threshold, empty when the file states none)."""
+    """Marker -> tier for the listed markers, and the file's stated settings (``thresholds``:
+    relation -> precision threshold, empty when the file states none)."""
 
     tier: dict[str, str]
     thresholds: dict[str, float] = field(default_factory=dict)

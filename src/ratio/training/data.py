@@ -7,6 +7,7 @@ with a message naming the file, not after minutes of training.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -122,20 +123,20 @@ def relation_pairs(bench: Benchmark, relation: str) -> tuple[list[str], list[str
     if "gold_id" in q.column_names:
         golds = q.column("gold_id").to_pylist()
     else:  # older benchmarks: one gold per query in qrels
-        by_q = {
-            a: b
-            for a, b in zip(
-                *(bench.qrels.column(c).to_pylist() for c in ("query_id", "candidate_id")),
-                strict=True,
-            )
-        }
+        qr = bench.qrels
+        pairs = (qr.column(c).to_pylist() for c in ("query_id", "candidate_id"))
+        by_q = dict(zip(*pairs, strict=True))
         golds = [by_q.get(i) for i in qids]
     keep = [i for i, r in enumerate(rels) if r == relation and golds[i]]
     return [qids[i] for i in keep], [texts[i] for i in keep], [golds[i] for i in keep]
 
 
-def candidate_texts(bench: Benchmark) -> dict[str, str]:
-    return dict(zip(bench.candidate_ids, bench.candidate_texts, strict=True))
+def sample_indices(n: int, cap: int, seed: int) -> np.ndarray:
+    """A seeded sample of ``cap`` of ``range(n)``, sorted; all of them when ``cap`` is 0 or >= n."""
+    idx = np.arange(n)
+    if cap and cap < n:
+        idx = np.sort(np.random.default_rng(seed).choice(idx, size=cap, replace=False))
+    return idx
 
 
 def training_pairs(
@@ -151,7 +152,7 @@ def training_pairs(
 
     Raises when fewer than two pairs remain: in-batch negatives need a second pair.
     """
-    texts = candidate_texts(bench)
+    texts = dict(zip(bench.candidate_ids, bench.candidate_texts, strict=True))
     anchors, positives, prefs, rels = [], [], [], []
     where = bench.files.queries
     for rel in relations:
@@ -171,11 +172,9 @@ def training_pairs(
             f"{where}: {len(anchors)} training pair(s) for {'+'.join(relations)}; contrastive "
             "training with in-batch negatives needs at least 2"
         )
-    idx = np.arange(len(anchors))
-    if max_pairs and max_pairs < len(anchors):
-        if max_pairs < 2:
-            raise TrainingError(f"train.max_pairs must be 0 (all) or >= 2, got {max_pairs}")
-        idx = np.sort(np.random.default_rng(seed).choice(idx, size=max_pairs, replace=False))
+    if max_pairs and max_pairs < 2:
+        raise TrainingError(f"train.max_pairs must be 0 (all) or >= 2, got {max_pairs}")
+    idx = sample_indices(len(anchors), max_pairs, seed)
     return PairSet(
         anchors=[anchors[i] for i in idx],
         positives=[positives[i] for i in idx],
@@ -220,16 +219,16 @@ def validation_set(
             qrels[ids[i]] = {golds[i]: 1}
             qrels_rel.append(rel)
     all_golds = {g for d in qrels.values() for g in d}
-    pool_ids_all = bench.candidate_ids
-    missing = all_golds - set(pool_ids_all)
+    all_ids = bench.candidate_ids
+    missing = all_golds - set(all_ids)
     if missing:
         raise TrainingError(
             f"{bench.files.candidates}: {len(missing)} gold(s) of validation "
             f"queries missing, e.g. {sorted(missing)[0]!r}"
         )
-    keep = sub_pool(pool_ids_all, all_golds, len(all_golds) + pool_size, seed)
+    keep = sub_pool(all_ids, all_golds, len(all_golds) + pool_size, seed)
     all_texts = bench.candidate_texts
-    pool_ids = [pool_ids_all[i] for i in keep]
+    pool_ids = [all_ids[i] for i in keep]
     pool_texts = [doc_prefix + all_texts[i] for i in keep]
     desc = (
         f"{bench.split} sub-pool of {len(pool_ids):,} (seed {seed}): {len(all_golds):,} golds + "
@@ -239,19 +238,13 @@ def validation_set(
 
 
 def mine_hard_negatives(
-    bench: Benchmark,
-    pairs: PairSet,
-    *,
-    k: int = 10,
-    seed: int = 13,
-    progress: bool = True,
+    bench: Benchmark, pairs: PairSet, *, k: int = 10, seed: int = 13
 ) -> PairSet:
     """Add one BM25 hard negative per pair: a seeded pick among the anchor's top-``k``
     non-gold candidates of the split's shared pool (distractor sentences included).
 
-    A candidate whose text equals the gold's is never a negative (it would be a
-    false negative). An anchor whose top-k holds nothing else gets a seeded random
-    pool sentence, so every row has a negative.
+    A candidate whose text equals the gold's is never a negative (a false negative); an
+    anchor whose top-k holds nothing else gets a seeded random pool sentence.
     """
     if k < 1:
         raise TrainingError(f"train.hard_negatives_k must be >= 1, got {k}")
@@ -267,14 +260,7 @@ def mine_hard_negatives(
         if not options:
             options = [texts[int(rng.integers(len(texts)))]]
         negatives.append(options[int(rng.integers(len(options)))])
-    return PairSet(
-        pairs.anchors,
-        pairs.positives,
-        pairs.query_prefixes,
-        pairs.doc_prefix,
-        negatives,
-        pairs.relations,
-    )
+    return dataclasses.replace(pairs, negatives=negatives)
 
 
 def check_relation(relation: str) -> list[str]:

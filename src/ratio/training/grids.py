@@ -116,19 +116,11 @@ def family(base_model: str) -> str:
     return "mpnet"
 
 
-def unified_grid(base_model: str) -> list[Trial]:
-    """Default grid of the unified model: the Specify trials (it trains on every pair)."""
-    return list(TABLE7[family(base_model)]["specify"])
-
-
 _KEYS = {f.name for f in fields(Trial)}
 
 
 def parse_grid(entries: list[dict], relation: str) -> list[Trial]:
-    """The config's ``[[train.grid]]`` entries that apply to ``relation``, validated.
-
-    ``relation`` is one of RELATIONS or :data:`~ratio.run.UNIFIED`.
-    """
+    """The config's ``[[train.grid]]`` entries for ``relation`` (or ``unified``), validated."""
     out = []
     for i, e in enumerate(entries):
         if not isinstance(e, dict):
@@ -169,6 +161,5 @@ def trials_for(base_model: str, entries: list[dict], relation: str) -> list[Tria
         if not trials:
             raise GridError(f"train.grid has no entry for relation {relation!r}")
         return trials
-    if relation == UNIFIED:
-        return unified_grid(base_model)
-    return list(TABLE7[family(base_model)][relation])
+    # the unified model trains on every pair: by default it gets the Specify trials
+    return list(TABLE7[family(base_model)]["specify" if relation == UNIFIED else relation])

@@ -1,27 +1,17 @@
 """Operation-specific contrastive fine-tuning (paper §5.1, Appendix C).
 
-One retriever per relation (or one unified, relation-conditioned model, see
-:mod:`ratio.training.unified`) is trained with ``MultipleNegativesRankingLoss``
-(scale 20, i.e. tau = .05) on (query, gold) pairs with in-batch negatives, using
-duplicate-free batches so no in-batch "negative" is a copy of the positive.
-Every trial of the hyperparameter grid (Table 7 by default, see
-:mod:`ratio.training.grids`) is validated after each epoch by MRR@10 on the
-validation split (that relation's queries vs a seeded sub-pool holding all their
-golds), the best epoch's checkpoint is restored and saved to
-``<out>/<relation>/trial-<i>/best`` with ``metrics.json``, ``config.json`` and
-``log.json`` next to it, and the best trial per relation (validation MRR@10) is
-linked as ``<out>/<relation>/best`` — an ordinary sentence-transformers
-directory any dense system can load (``model = "<out>/<relation>/best"``).
+``MultipleNegativesRankingLoss`` (scale 20, i.e. tau = .05) on (query, gold) pairs with
+in-batch negatives, in duplicate-free batches so no in-batch "negative" is a copy of the
+positive. Every trial of the grid (:mod:`ratio.training.grids`) is validated after each epoch
+by MRR@10 on a seeded validation sub-pool; its best epoch is saved to
+``<out>/<target>/trial-<i>/best`` and the best trial linked as ``<out>/<target>/best``, an
+ordinary sentence-transformers directory. A finished trial is reused, an interrupted one
+resumes from its last epoch checkpoint. Seeds are fixed.
 
-Runs are resumable: a finished trial is skipped, an interrupted one resumes from
-its last epoch checkpoint (``resume_from_checkpoint``). Seeds are fixed.
-
-Devices: sentence-transformers picks CUDA when present, so the same command runs
-on CPU or one GPU. For several GPUs launch the same command under
-``accelerate launch $(which ratio) train ...`` or
-``torchrun --nproc_per_node 4 $(which ratio) train ...``: the trainer uses DDP and
-the loss gathers embeddings across devices (negatives = batch size x world size,
-as in the paper's 4-GPU Address/Specify runs).
+Several GPUs: the same command under ``accelerate launch $(which ratio) train ...`` or
+``torchrun --nproc_per_node 4 $(which ratio) train ...`` trains with DDP, and the loss gathers
+embeddings across devices (negatives = batch size x world size, as in the paper's 4-GPU
+Address/Specify runs).
 """
 
 from __future__ import annotations
@@ -38,14 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ratio.config import RunConfig, SystemConfig
+from ratio.config import RunConfig
 from ratio.io import write_text_atomic
-from ratio.metrics import Qrels, Run, evaluate
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
-from ratio.retrieval.base import build_retriever, top_k_rows
 from ratio.retrieval.dense import available_cores
 from ratio.retrieval.models import is_static, quiet_offline_hf, resolve_model
 from ratio.run import UNIFIED, ModelsDir, RunDir
@@ -61,29 +47,21 @@ from ratio.training.data import (
     validation_set,
 )
 from ratio.training.grids import Trial, trials_for
+from ratio.training.validation import PRIMARY, bm25_validation, evaluate_model
+from ratio.training.validation import relation_metric as relation_metric  # re-exported
 
 log = logging.getLogger(__name__)
 
-METRICS = ("recall@1", "recall@10", "mrr@10", "mrr@100")
-PRIMARY = "mrr@10"
 TRAINING_META = "ratio_training.json"  # written into every saved model directory
-
-
-def relation_metric(relation: str, metric: str = PRIMARY) -> str:
-    """The key of one relation's ``metric`` in a multi-relation record (see :func:`run_metrics`)."""
-    return f"{relation}_{metric}"
 
 
 # ------------------------------------------------------------------ models
 
 
 def load_base_model(name: str, max_seq_length: int = 128, device: str | None = None):
-    """A trainable SentenceTransformer for a registry name or directory.
-
-    A model2vec static model is wrapped in ``StaticEmbedding`` (the way
-    sentence-transformers trains static embeddings), so the saved result is an
-    ordinary sentence-transformers directory the dense retriever loads with torch.
-    """
+    """A trainable SentenceTransformer; a model2vec static model is wrapped in
+    ``StaticEmbedding`` (how sentence-transformers trains static embeddings), so the result
+    saves as an ordinary sentence-transformers directory."""
     quiet_offline_hf()
     import torch
     from sentence_transformers import SentenceTransformer
@@ -91,13 +69,10 @@ def load_base_model(name: str, max_seq_length: int = 128, device: str | None = N
     torch.set_num_threads(available_cores())
     path, _ = resolve_model(name)
     if is_static(path):
-        StaticEmbedding = _st_class(
-            ("sentence_transformer.modules", "StaticEmbedding"), ("models", "StaticEmbedding")
-        )
-        model = SentenceTransformer(
-            modules=[StaticEmbedding.from_model2vec(str(path))], device=device
-        )
-        return model.float()  # model2vec may store float16: Adam in fp16 overflows to NaN
+        where = ("sentence_transformer.modules", "StaticEmbedding"), ("models", "StaticEmbedding")
+        static = _st_class(*where).from_model2vec(str(path))
+        # model2vec may store float16: Adam in fp16 overflows to NaN
+        return SentenceTransformer(modules=[static], device=device).float()
     model = SentenceTransformer(str(path), device=device, local_files_only=True)
     if max_seq_length and (model.max_seq_length or 0) > max_seq_length:
         model.max_seq_length = max_seq_length  # sentences are short; caps padding cost
@@ -105,113 +80,26 @@ def load_base_model(name: str, max_seq_length: int = 128, device: str | None = N
 
 
 def freeze_lower_layers(model: Any, ratio: float) -> int:
-    """Freeze embeddings and the lowest ``ratio`` of transformer layers; returns layers frozen.
-
-    Static models have no layers: the ratio is ignored for them (returns 0).
-    """
+    """Freeze embeddings and the lowest ``ratio`` of transformer layers; returns layers frozen."""
     if ratio <= 0:
         return 0
     auto = getattr(model[0], "auto_model", None)
     if auto is None:
         log.warning("freeze_ratio %.2f ignored: %s has no transformer layers", ratio, model[0])
         return 0
-    layers = None
     for path in ("encoder.layer", "layers", "model.layers", "encoder.layers"):
-        obj = auto
-        try:
-            for part in path.split("."):
-                obj = getattr(obj, part)
-        except AttributeError:
-            continue
-        layers = obj
-        break
-    if layers is None:
+        layers = auto
+        for part in path.split("."):
+            layers = getattr(layers, part, None)
+        if layers is not None:
+            break
+    else:
         raise TrainingError(f"freeze_ratio: cannot find the layers of {type(auto).__name__}")
     n = int(round(ratio * len(layers)))
     emb = getattr(auto, "embeddings", None) or getattr(auto, "embed_tokens", None)
     for module in ([emb] if emb is not None else []) + list(layers[:n]):
-        for p in module.parameters():
-            p.requires_grad = False
+        module.requires_grad_(False)
     return n
-
-
-# ------------------------------------------------------------------ evaluation
-
-
-def encode(model: Any, texts: Sequence[str], batch_size: int) -> np.ndarray:
-    return np.asarray(
-        model.encode(
-            list(texts),
-            batch_size=batch_size,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        ),
-        dtype=np.float32,
-    )
-
-
-def rank_metrics(
-    q: np.ndarray,
-    d: np.ndarray,
-    query_ids: Sequence[str],
-    pool_ids: Sequence[str],
-    qrels: dict[str, dict[str, int]],
-    relations: Sequence[str] | None = None,
-    depth: int = 100,
-) -> dict[str, float]:
-    """R@1, R@10, MRR@10, MRR@100 of exact cosine ranking, via ``ratio.metrics.evaluate``.
-
-    With several relations it adds :func:`relation_metric` keys and makes the plain
-    metrics the macro average over relations (so Broaden weighs as much as Specify).
-    """
-    k = min(depth, len(pool_ids))
-    idx = np.zeros((len(q), k), dtype=np.int64)
-    sc = np.zeros((len(q), k), dtype=np.float32)
-    for s in range(0, len(q), 1024):
-        i, v = top_k_rows(q[s : s + 1024] @ d.T, k)
-        idx[s : s + 1024], sc[s : s + 1024] = i, v
-    run = Run.from_arrays(list(query_ids), np.asarray(pool_ids), idx, sc)
-    return run_metrics(run, query_ids, qrels, relations)
-
-
-def run_metrics(
-    run: Any,
-    query_ids: Sequence[str],
-    qrels: dict[str, dict[str, int]],
-    relations: Sequence[str] | None = None,
-) -> dict[str, float]:
-    """METRICS of a run; with several relations, per relation and their macro average."""
-    rels = list(dict.fromkeys(relations or []))
-    if relations is None or len(rels) <= 1:
-        return evaluate(Qrels.from_dict(qrels), run, METRICS)
-    out: dict[str, float] = {}
-    for rel in rels:
-        sub = {qid: qrels[qid] for qid, r in zip(query_ids, relations, strict=True) if r == rel}
-        for m, v in evaluate(Qrels.from_dict(sub), run, METRICS).items():
-            out[relation_metric(rel, m)] = v
-    for m in METRICS:
-        out[m] = float(np.mean([out[relation_metric(rel, m)] for rel in rels]))
-    return out
-
-
-def evaluate_model(model: Any, evalset: EvalSet, batch_size: int = 128) -> dict[str, float]:
-    d = encode(model, evalset.pool_texts, batch_size)
-    q = encode(model, evalset.query_texts, batch_size)
-    return rank_metrics(q, d, evalset.query_ids, evalset.pool_ids, evalset.qrels, evalset.relations)
-
-
-def bm25_validation(plan: Plan) -> dict[str, float]:
-    """BM25-unigram on the plan's validation set (prefixes stripped): the floor a trained
-    model must clear before ``auto`` serves it."""
-    vs = plan.valset
-    queries = [
-        t[len(plan.query_prefixes[r]) :] for t, r in zip(vs.query_texts, vs.relations, strict=True)
-    ]
-    r = build_retriever(SystemConfig(name="bm25", kind="bm25"))
-    r.index(list(vs.pool_ids), [t[len(plan.doc_prefix) :] for t in vs.pool_texts])
-    run = r.search(queries, min(100, len(vs.pool_ids)), vs.query_ids)
-    return run_metrics(run, vs.query_ids, vs.qrels, vs.relations)
 
 
 def _st_class(*where: tuple[str, str]) -> Any:
@@ -227,7 +115,6 @@ def _st_class(*where: tuple[str, str]) -> Any:
 
 def make_evaluator(evalset: EvalSet, batch_size: int):
     """A sentence-transformers evaluator reporting validation MRR@10 (primary) and friends."""
-
     base: Any = _st_class(("base.evaluation", "BaseEvaluator"), ("evaluation", "SentenceEvaluator"))
 
     class RetrievalEvaluator(base):
@@ -236,15 +123,11 @@ def make_evaluator(evalset: EvalSet, batch_size: int):
             self.name = evalset.name
             self.primary_metric = PRIMARY
             self.greater_is_better = True
-            self.history: list[dict[str, Any]] = []
 
         def __call__(self, model, output_path=None, epoch: int = -1, steps: int = -1):
-            t0 = time.perf_counter()
-            metrics = evaluate_model(model, evalset, batch_size)
-            self.history.append(
-                {"epoch": epoch, "steps": steps, "seconds": time.perf_counter() - t0, **metrics}
+            return self.prefix_name_to_metrics(
+                evaluate_model(model, evalset, batch_size), self.name
             )
-            return self.prefix_name_to_metrics(metrics, self.name)
 
     return RetrievalEvaluator()
 
@@ -283,32 +166,18 @@ def make_plans(config: RunConfig, relation: str, unified: bool = False) -> list[
     plans = []
     for target, trels in targets:
         prefs = unified_prefixes(tc.unified_instruction) if unified else dict.fromkeys(trels, qp)
-        pairs = training_pairs(
-            train_b,
-            trels,
-            query_prefixes=prefs,
-            doc_prefix=dp,
-            max_pairs=tc.max_pairs,
-            seed=tc.seed,
-        )
+        kw: dict[str, Any] = {"query_prefixes": prefs, "doc_prefix": dp, "seed": tc.seed}
+        pairs = training_pairs(train_b, trels, max_pairs=tc.max_pairs, **kw)
         valset = validation_set(
-            val_b,
-            trels,
-            query_prefixes=prefs,
-            doc_prefix=dp,
-            pool_size=tc.val_pool,
-            max_queries=tc.val_max_queries,
-            seed=tc.seed,
+            val_b, trels, pool_size=tc.val_pool, max_queries=tc.val_max_queries, **kw
         )
         grid = trials_for(tc.base_model, tc.grid, target)
-        chosen = list(range(len(grid)))
-        if tc.trials:
-            bad = [i for i in tc.trials if not 0 <= i < len(grid)]
-            if bad:
-                raise TrainingError(
-                    f"train.trials {bad} out of range: the {target} grid has {len(grid)} trials"
-                )
-            chosen = list(tc.trials)
+        bad = [i for i in tc.trials if not 0 <= i < len(grid)]
+        if bad:
+            raise TrainingError(
+                f"train.trials {bad} out of range: the {target} grid has {len(grid)} trials"
+            )
+        chosen = list(tc.trials) or list(range(len(grid)))
         plans.append(Plan(target, trels, pairs, valset, [(i, grid[i]) for i in chosen], prefs, dp))
     if tc.hard_negatives:
         for p in plans:
@@ -346,14 +215,11 @@ def _training_args(
     from sentence_transformers import SentenceTransformerTrainingArguments
 
     BatchSamplers = _st_class(("base.sampler", "BatchSamplers"), ("training_args", "BatchSamplers"))
-
     steps_per_epoch = max(1, -(-n_pairs // trial.batch_size))
     kw: dict[str, Any] = {}
-    if trial.warmup_ratio:
-        if int(transformers.__version__.split(".")[0]) >= 5:
-            kw["warmup_steps"] = trial.warmup_ratio  # a float < 1 is a ratio in transformers 5
-        else:
-            kw["warmup_ratio"] = trial.warmup_ratio
+    if trial.warmup_ratio:  # in transformers 5 a float < 1 as warmup_steps is a ratio
+        v5 = int(transformers.__version__.split(".")[0]) >= 5
+        kw["warmup_steps" if v5 else "warmup_ratio"] = trial.warmup_ratio
     return SentenceTransformerTrainingArguments(
         output_dir=str(ckpt_dir),
         num_train_epochs=trial.epochs,
@@ -395,7 +261,7 @@ def run_trial(
     tc = config.train
     tdir = RunDir.of(config).trained.trial(plan.target, index)
     sig = _signature(config, plan, trial)
-    metrics_file = tdir / "metrics.json"
+    metrics_file, sig_file = tdir / "metrics.json", tdir / "signature.json"
     if metrics_file.is_file() and (tdir / "best" / "modules.json").is_file():
         done = json.loads(metrics_file.read_text())
         if done.get("signature") == sig:
@@ -406,25 +272,18 @@ def run_trial(
     last = get_last_checkpoint(str(ckpt_dir)) if ckpt_dir.is_dir() else None
     if last:
         state = json.loads((Path(last) / "trainer_state.json").read_text())
-        sig_file = tdir / "signature.json"
         if not sig_file.is_file() or json.loads(sig_file.read_text()) != sig:
             log.warning("checkpoints in %s are from another setup; starting over", ckpt_dir)
             shutil.rmtree(ckpt_dir)
             last = None
         else:
-            log.info(
-                "resuming %s/trial-%d from %s (step %s)",
-                plan.target,
-                index,
-                last,
-                state.get("global_step"),
-            )
-    write_text_atomic(tdir / "signature.json", json.dumps(sig, indent=2, sort_keys=True))
+            step = state.get("global_step")
+            log.info("resuming %s/trial-%d from %s (step %s)", plan.target, index, last, step)
+    write_text_atomic(sig_file, json.dumps(sig, indent=2, sort_keys=True))
 
     set_seed(tc.seed)
     model = load_base_model(tc.base_model, tc.max_seq_length)
     frozen = freeze_lower_layers(model, trial.freeze_ratio)
-    evaluator = make_evaluator(plan.valset, tc.eval_batch_size)
     baseline_file = tdir / "baseline.json"
     if baseline_file.is_file():
         baseline = json.loads(baseline_file.read_text())
@@ -438,34 +297,26 @@ def run_trial(
         args=args,
         train_dataset=plan.pairs.to_dataset(),
         loss=loss,
-        evaluator=evaluator,
+        evaluator=make_evaluator(plan.valset, tc.eval_batch_size),
         callbacks=list(callbacks) or None,
     )
     t0 = time.perf_counter()
     out = trainer.train(resume_from_checkpoint=last)
     wall = time.perf_counter() - t0
-    key = f"eval_{plan.valset.name}_{PRIMARY}"
+    prefix = f"eval_{plan.valset.name}_"
+    evals = [h for h in trainer.state.log_history if prefix + PRIMARY in h]
     epochs: list[dict[str, Any]] = [
         {
             "epoch": h.get("epoch"),
             "step": h.get("step"),
-            **{
-                k[len(f"eval_{plan.valset.name}_") :]: v
-                for k, v in h.items()
-                if k.startswith(f"eval_{plan.valset.name}_")
-            },
+            **{k[len(prefix) :]: v for k, v in h.items() if k.startswith(prefix)},
         }
-        for h in trainer.state.log_history
-        if key in h
+        for h in evals
     ]
     best = max(epochs, key=lambda e: e[PRIMARY]) if epochs else None
     # train_runtime includes the per-epoch validation; report training alone as well
     start = _step_of(last) if last else 0  # this session's share of a resumed run
-    eval_s = sum(
-        h.get("eval_runtime", 0.0)
-        for h in trainer.state.log_history
-        if key in h and (h.get("step") or 0) > start
-    )
+    eval_s = sum(h.get("eval_runtime", 0.0) for h in evals if (h.get("step") or 0) > start)
     runtime = out.metrics.get("train_runtime") or 0.0
     train_only = max(runtime - eval_s, 1e-9)
     done_steps = trainer.state.global_step - start
@@ -504,23 +355,18 @@ def run_trial(
         "provenance": stamp("train", config.digest("train")),
     }
     if trainer.is_world_process_zero():
-        best_dir = tdir / "best"
-        tmp = tdir / ".best.tmp"
+        best_dir, tmp = tdir / "best", tdir / ".best.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         trainer.model.save(str(tmp))  # load_best_model_at_end restored the best epoch
         (tmp / TRAINING_META).write_text(json.dumps(result, indent=2, default=str))
         shutil.rmtree(best_dir, ignore_errors=True)
         os.replace(tmp, best_dir)
-        write_text_atomic(
-            tdir / "config.json",
-            json.dumps(
-                {"config": config.to_dict(), "trial": trial.to_dict()}, indent=2, default=str
-            ),
-        )
-        write_text_atomic(
-            tdir / "log.json", json.dumps(trainer.state.log_history, indent=2, default=str)
-        )
-        write_text_atomic(metrics_file, json.dumps(result, indent=2, default=str))
+        for name, doc in (
+            ("config.json", {"config": config.to_dict(), "trial": trial.to_dict()}),
+            ("log.json", trainer.state.log_history),
+            ("metrics.json", result),
+        ):
+            write_text_atomic(tdir / name, json.dumps(doc, indent=2, default=str))
         shutil.rmtree(ckpt_dir, ignore_errors=True)  # the finished trial no longer needs them
     return result
 
@@ -596,10 +442,8 @@ def train(
     progress: bool = True,
     callbacks: Sequence[Any] = (),
 ) -> dict[str, dict[str, Any]]:
-    """Train every grid trial for ``relation`` (or ``all``), select the best per relation.
-
-    Returns ``{target: selection}``; ``target`` is a relation or ``unified``.
-    """
+    """Train every grid trial for ``relation`` (or ``all``) and select the best of each target:
+    ``{target: selection}``, a target being a relation or ``unified``."""
     plans = make_plans(config, relation, unified)
     models = RunDir.of(config).trained
     out: dict[str, dict[str, Any]] = {}
@@ -608,7 +452,7 @@ def train(
             run_trial(config, plan, i, trial, progress=progress, callbacks=callbacks)
             for i, trial in plan.trials
         ]
-        bm25 = bm25_validation(plan)
+        bm25 = bm25_validation(plan.valset, plan.query_prefixes, plan.doc_prefix)
         out[plan.target] = select_best(models, plan.target, results, bm25)
         out[plan.target]["results"] = results
     return out
@@ -634,18 +478,3 @@ def summary_rows(selections: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-__all__ = [
-    "METRICS",
-    "Plan",
-    "evaluate_model",
-    "load_base_model",
-    "make_plans",
-    "rank_metrics",
-    "relation_metric",
-    "run_trial",
-    "select_best",
-    "summary_rows",
-    "train",
-]

@@ -1,20 +1,10 @@
 """A unified relation-conditioned retriever, and the test comparison with the specialists.
 
-The paper trains one retriever per operation and leaves "a unified model receiving
-r as an instruction" to future work (§5.1). Here one model is trained on the pairs
-of all three relations, with the relation as a query-side instruction
-(``address: ...`` or a sentence instruction, see ``train.unified_instruction``);
-candidates get the same document prefix as the specialists. Checkpoints and
-trials are selected on the macro average of validation MRR@10 over relations, so
+The paper trains one retriever per operation and leaves "a unified model receiving r as an
+instruction" to future work (§5.1). Here one model trains on the pairs of all three relations
+with the relation as a query-side instruction (``train.unified_instruction``); trials and
+checkpoints are selected on the macro average of validation MRR@10 over relations, so
 Broaden's few queries count as much as Specify's many.
-
-:func:`compare` ranks the test split's shared pool with the baseline, each
-relation's specialist and the unified model, and writes one table in the
-evaluation harness's layout (``results.{md,csv,json}``). It ranks through the
-harness's :class:`~ratio.retrieval.store.IndexStore`
-(:func:`~ratio.evaluation.harness.index_store`: indexes under ``<build.out>/indexes``,
-embeddings in ``<build.out>/embeddings``), so the baseline reuses what ``ratio evaluate``
-already encoded or indexed.
 """
 
 from __future__ import annotations
@@ -24,8 +14,6 @@ import json
 import time
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from ratio.config import RunConfig, SystemConfig
 from ratio.evaluation.harness import (
@@ -48,10 +36,12 @@ from ratio.run import UNIFIED, RunDir
 from ratio.training.data import (
     TrainingError,
     relation_pairs,
+    sample_indices,
     setup_prefixes,
     unified_prefixes,
 )
-from ratio.training.train import METRICS, train
+from ratio.training.train import train
+from ratio.training.validation import METRICS
 
 DEPTH = 100  # every system ranks this deep (the table's largest k)
 
@@ -59,13 +49,6 @@ DEPTH = 100  # every system ranks this deep (the table's largest k)
 def train_unified(config: RunConfig, *, progress: bool = True, callbacks=()) -> dict[str, Any]:
     """Train (and select) the unified model on every relation; see :func:`ratio.training.train.train`."""
     return train(config, "all", unified=True, progress=progress, callbacks=callbacks)
-
-
-def _sample(n: int, cap: int, seed: int) -> np.ndarray:
-    idx = np.arange(n)
-    if cap and cap < n:
-        idx = np.sort(np.random.default_rng(seed).choice(idx, size=cap, replace=False))
-    return idx
 
 
 def _evaluated(s: SystemConfig, config: RunConfig) -> SystemConfig:
@@ -94,24 +77,20 @@ def compare(
     specialists: list[str] | None = None,
 ) -> EvaluationResults:
     """BM25 vs baseline vs specialists vs unified vs hybrid (RRF of BM25 and each move's
-    specialist) on one split, in the harness's table layout, with paired randomization tests
-    of every row against BM25 and against the baseline.
+    specialist) on one split, in the harness's table layout (``results.{md,csv,json}``), with
+    paired randomization tests of every row against BM25 and against the baseline.
 
-    ``max_queries`` (seeded sample per relation) and ``max_pool`` (seeded sub-pool
-    holding every sampled gold) default to ``train.test_max_queries`` /
-    ``train.test_max_pool``; 0 means all queries and the full shared pool, the
-    harness's setting. ``specialists`` limits which moves' specialists are encoded (each costs
-    one encoding of the pool; default all). Missing trained models are skipped with a note.
-
-    Its systems are defined here rather than named in ``[evaluate]``: their prefixes come
-    from the training setup, and each trained model is queried with the prefix it was
-    trained with (an ``instructed`` view of its index; the unified model's differs per
-    relation). Their store, fusion, metrics and tables are the evaluation harness's.
+    ``max_queries``/``max_pool`` default to ``train.test_max_queries``/``test_max_pool`` (0:
+    all queries, the full shared pool). Each specialist costs one encoding of the pool.
+    The systems are defined here, not in ``[evaluate]``, because each trained model is queried
+    with the prefix it was trained with (an ``instructed`` view of its index); the store
+    (shared with ``ratio evaluate``), fusion, metrics and tables are the harness's.
     """
     tc = config.train
     relations = relations or [r for r in config.evaluate.relations if r in RELATIONS]
     max_queries = tc.test_max_queries if max_queries is None else max_queries
     max_pool = tc.test_max_pool if max_pool is None else max_pool
+    seed = config.build.seed
     run_dir = RunDir.of(config)
     bench = run_dir.benchmark.load(split)
     models = run_dir.trained
@@ -122,7 +101,7 @@ def compare(
     per_rel: dict[str, tuple[list[str], list[str], dict[str, dict[str, int]]]] = {}
     for rel in relations:
         ids, texts, golds = relation_pairs(bench, rel)
-        idx = _sample(len(ids), max_queries, config.build.seed)
+        idx = sample_indices(len(ids), max_queries, seed)
         per_rel[rel] = (
             [ids[i] for i in idx],
             [texts[i] for i in idx],
@@ -130,12 +109,7 @@ def compare(
         )
     all_golds = {g for _, _, q in per_rel.values() for d in q.values() for g in d}
     pool = make_pool(
-        bench,
-        relation=None,
-        oracle="none",
-        golds=all_golds,
-        max_pool=max_pool,
-        seed=config.build.seed,
+        bench, relation=None, oracle="none", golds=all_golds, max_pool=max_pool, seed=seed
     )
     if max_queries:
         pool.description += f"; seeded sample of <= {max_queries:,} queries per relation"
@@ -150,10 +124,9 @@ def compare(
     )
 
     def trained(leaf: str, model: Path, queries: dict[str, str]) -> dict[str, tuple[str, str]]:
-        """A trained model's index (``leaf``), queried for each relation through an instructed
-        view with the prefix it was trained with: ``{relation: (view, prefix)}``. Its documents
-        must get the prefix training gave them (``dp``, the base model's); the store reads the
-        model folder's, and a fine-tune is not in the registry: its ``recommended`` is empty."""
+        """``{relation: (instructed view of the model's index ``leaf``, query prefix)}``. Its
+        documents must get the prefix training gave them (``dp``): a fine-tune is not in the
+        registry, so its ``recommended`` prefix is empty."""
         got = prefixes(resolve_model(str(model))[1], tc.prefix)[1]
         if got != dp:
             raise TrainingError(
@@ -161,13 +134,9 @@ def compare(
                 f"{tc.prefix!r} of {tc.base_model}), but its index would prefix {got!r}"
             )
         store.define(SystemConfig(name=leaf, kind="dense", model=str(model), prefix=tc.prefix))
-        views = {}
-        for r, q in queries.items():
-            view = f"{leaf}@{r}"
-            store.define(
-                SystemConfig(name=view, kind="instructed", components=[leaf], instruction=q)
-            )
-            views[r] = (view, q)
+        views = {r: (f"{leaf}@{r}", q) for r, q in queries.items()}
+        for view, q in views.values():
+            store.define(SystemConfig(view, kind="instructed", components=[leaf], instruction=q))
         return views
 
     # (setup, model, {relation: (store system, query prefix)})
@@ -245,7 +214,7 @@ def compare(
             other = per_query.get((ref_setup, row["relation"]))
             if other is not None and row["setup"] != ref_setup:
                 a, b = paired_scores(per_query[(row["setup"], row["relation"])], other, "mrr@10")
-                t = randomization_test(a, b, seed=config.build.seed)
+                t = randomization_test(a, b, seed=seed)
                 row[f"vs_{ref}_mrr@10"] = {"diff": t.statistic, "p_value": t.p_value, "n": t.n}
     if not rows:
         raise TrainingError("nothing to compare: " + "; ".join(skipped or ["no systems"]))
@@ -256,7 +225,7 @@ def compare(
         "ks": [1, 10, 100],
         "metrics": list(METRICS),
         "oracle": "none",
-        "seed": config.build.seed,
+        "seed": seed,
         "n_candidates": len(bench.candidate_ids),
         "benchmark": str(bench.directory),
         "skipped": skipped,
