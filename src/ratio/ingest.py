@@ -23,7 +23,6 @@ import pyarrow.parquet as pq
 from ratio import fs, schemas
 from ratio.config import IngestConfig
 from ratio.ingest_stats import corpus_stats, metadata_match
-from ratio.ingest_stats import stats_markdown as stats_markdown  # the CLI's import path
 from ratio.io import InputError, RatioError, write_parquet_atomic, write_text_atomic
 from ratio.provenance import stamp
 from ratio.readers import DropReport, get_reader, list_inputs

@@ -8,7 +8,8 @@ import pytest
 
 from ratio import schemas
 from ratio.config import IngestConfig
-from ratio.ingest import corpus_stats, ingest
+from ratio.ingest import ingest
+from ratio.ingest_stats import corpus_stats
 from ratio.io import InputError, RatioError
 from ratio.testing import first_lines, write_zst
 from tests.conftest import NEURIPS

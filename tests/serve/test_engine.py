@@ -19,7 +19,8 @@ from ratio.serve.engine import (
     UnknownRetrieverError,
 )
 from ratio.serve.trained import find_trained
-from ratio.training.train import TRAINING_META, relation_metric
+from ratio.training.train import TRAINING_META
+from ratio.training.validation import relation_metric
 from tests.serve.conftest import STATIC_MODEL
 from tests.serve.tinyrun import MODELS
 

@@ -11,8 +11,8 @@ from ratio.retrieval.dense import DenseRetriever
 from ratio.retrieval.models import model_key
 from ratio.run import RunDir
 from ratio.training.data import INSTRUCTIONS
-from ratio.training.train import relation_metric
 from ratio.training.unified import compare, train_unified
+from ratio.training.validation import relation_metric
 from tests.training.conftest import make_config, write_benchmark
 
 

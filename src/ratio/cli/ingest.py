@@ -49,7 +49,8 @@ def ingest_cmd(
 ) -> None:
     """Read papers, clean and segment them, and write sentence shards as Parquet."""
     # lazy: ratio.ingest loads the readers and text pipeline (~0.5 s), not for --help
-    from ratio.ingest import ingest, stats_markdown
+    from ratio.ingest import ingest
+    from ratio.ingest_stats import stats_markdown
 
     cfg = load_config(config)
     inputs = (
@@ -96,7 +97,7 @@ def stats_cmd(
 ) -> None:
     """Report papers, sentences, per-year and per-section counts and drops by reason."""
     # lazy: ratio.ingest loads the readers and text pipeline (~0.5 s), not for --help
-    from ratio.ingest import corpus_stats, stats_markdown
+    from ratio.ingest_stats import corpus_stats, stats_markdown
 
     stats = corpus_stats(directory)
     typer.echo(json.dumps(stats, indent=1) if as_json else stats_markdown(stats))

@@ -20,7 +20,8 @@ from ratio.records import RELATIONS
 from ratio.retrieval.models import PREFIX_SETUPS
 from ratio.run import UNIFIED, RunDir
 from ratio.training.data import unified_prefixes
-from ratio.training.train import PRIMARY, TRAINING_META, relation_metric
+from ratio.training.train import TRAINING_META
+from ratio.training.validation import PRIMARY, relation_metric
 
 # what ``auto`` chooses among; a tie goes to the earlier. The untuned base model is simpler
 # than any trained one; the unified model is cheaper to serve than a specialist: one pool

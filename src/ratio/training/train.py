@@ -48,7 +48,6 @@ from ratio.training.data import (
 )
 from ratio.training.grids import Trial, trials_for
 from ratio.training.validation import PRIMARY, bm25_validation, evaluate_model
-from ratio.training.validation import relation_metric as relation_metric  # re-exported
 
 log = logging.getLogger(__name__)
 
