@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 
 import numpy as np
-from precision_audit import read_labelled  # this folder (sys.path[0])
+from precision_audit import distinct_labelled  # this folder (sys.path[0])
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import cohen_kappa_score, roc_auc_score
 from sklearn.model_selection import StratifiedGroupKFold
@@ -68,12 +68,7 @@ def main() -> None:
     ap.add_argument("files", nargs="+", type=Path, help="labelled audit JSONL files, newest first")
     ap.add_argument("--model", default="all-MiniLM-L6-v2")
     args = ap.parse_args()
-    rows: dict[str, dict] = {}
-    for f in args.files:
-        for r in read_labelled(f):
-            if r["label"] is not None:
-                rows.setdefault(r["query_id"], r)
-    pairs = list(rows.values())
+    pairs = distinct_labelled(args.files)
     enc = Encoder(args.model)
     q = enc.encode([r["query"] for r in pairs])
     g = enc.encode([r["gold"] for r in pairs])

@@ -143,6 +143,17 @@ def read_labelled(path: Path) -> list[dict]:
     return [row for _, row in read_labelled_lines(path)]
 
 
+def distinct_labelled(files: Iterable[Path]) -> list[dict]:
+    """The labelled pairs of several audit files, each once: a pair labelled in several rounds
+    keeps the label of the first file given (newest first), so it is not counted twice."""
+    rows: dict[str, dict] = {}
+    for f in files:
+        for r in read_labelled(f):
+            if r["label"] is not None:
+                rows.setdefault(r["query_id"], r)
+    return list(rows.values())
+
+
 def read_labelled_lines(path: Path) -> list[tuple[int, dict]]:
     """:func:`read_labelled`'s rows with their line numbers in the file."""
     rows = []

@@ -20,7 +20,7 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from precision_audit import read_labelled  # this folder (sys.path[0])
+from precision_audit import distinct_labelled  # this folder (sys.path[0])
 
 from ratio.records import RELATIONS
 from ratio.retrieval.dense import Encoder
@@ -42,18 +42,14 @@ def main() -> None:
     ap.add_argument("--instruction", action="store_true", help="queries get '<move>: '")
     ap.add_argument("--keep", type=float, default=0.8, help="share of valid pairs kept")
     args = ap.parse_args()
-    rows: dict[str, dict] = {}
-    for f in args.files:
-        for r in read_labelled(f):
-            if r["label"] is not None:
-                rows.setdefault(r["query_id"], r)
+    rows = distinct_labelled(args.files)
     enc = Encoder(args.model)
     prefix = unified_prefixes("short") if args.instruction else dict.fromkeys(RELATIONS, "")
     print(f"{args.model}: {len(rows)} labelled pairs")
     print("| relation | pairs | invalid | AUC | precision | after the filter (kept) |")
     print("|---|---:|---:|---:|---:|---|")
     for rel in RELATIONS:
-        rr = [r for r in rows.values() if r["relation"] == rel]
+        rr = [r for r in rows if r["relation"] == rel]
         q = enc.encode([prefix[rel] + r["query"] for r in rr])
         g = enc.encode([r["gold"] for r in rr])
         cos = (q * g).sum(1) / (np.linalg.norm(q, axis=1) * np.linalg.norm(g, axis=1))

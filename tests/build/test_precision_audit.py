@@ -506,3 +506,35 @@ def test_similarity_filter_auc_is_mann_whitney() -> None:
     scores = rng.integers(0, 5, 200).astype(float)
     labels = rng.random(200) < 0.7
     assert abs(sf.auc(scores, labels) - roc_auc_score(labels, scores)) < 1e-12
+
+
+def test_distinct_labelled_counts_a_pair_once_with_the_first_files_label(tmp_path: Path) -> None:
+    """A pair audited in two rounds counts once, with the newer (first given) label; unlabelled
+    rows are left out."""
+    newer, older = tmp_path / "r2.jsonl", tmp_path / "r1.jsonl"
+    newer.write_text(
+        json.dumps({"query_id": "q1", "label": False})
+        + "\n"
+        + json.dumps({"query_id": "q3", "label": None})
+        + "\n"
+    )
+    older.write_text(
+        json.dumps({"query_id": "q1", "label": True})
+        + "\n"
+        + json.dumps({"query_id": "q2", "label": True})
+        + "\n"
+    )
+    rows = pa.distinct_labelled([newer, older])
+    assert {r["query_id"]: r["label"] for r in rows} == {"q1": False, "q2": True}
+
+
+def test_label_classifier_cues_name_the_audited_failure_signs() -> None:
+    """``scripts/label_classifier.py``'s surface cues fire on the failure types the audits
+    named: a colon-ended deferral, a section reference, an anaphoric opening."""
+    lc = load_script("label_classifier")
+    plain = lc.surface("We train a small model with dropout.")
+    deferral = lc.surface("We introduce two complementary regularizers below:")
+    assert len(plain) == len(deferral) == 10
+    assert deferral[1] and deferral[8] and not plain[1] and not plain[8]
+    assert lc.surface("This is shown in Section 3.")[4:8:3] == [True, True]
+    assert plain[3] and not plain[4]
