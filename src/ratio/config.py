@@ -85,7 +85,8 @@ class SystemConfig:
     components: list[str] = field(default_factory=list)
     max_pool: int = 0  # 0 = full pool; else a seeded sub-pool containing every gold
     max_queries: int = 0  # 0 = all queries; else a seeded sample per relation, stratified by marker
-    backend: str = "auto"  # dense encoder: auto | torch | static | onnx | onnx-int8 | openvino
+    # the dense encoder: auto | torch | torch-bf16 | static | onnx | onnx-int8 | openvino
+    backend: str = "auto"
     # the queries' encoder when not ``backend``: the same model through another runtime, e.g.
     # onnx-int8 queries against an fp32 index (it changes no index, only query speed)
     query_backend: str = ""
@@ -144,7 +145,7 @@ class ServeConfig:
     candidates: str = ""  # an explicit candidates Parquet file
     model: str = ""  # dense model for the service (registry name or directory)
     index: str = "flat"  # the served dense models' index: flat (exact) | hnsw (approximate, faster)
-    backend: str = "auto"  # their encoder: auto | torch | onnx | onnx-int8 | openvino
+    backend: str = "auto"  # their encoder: auto | torch | torch-bf16 | onnx | onnx-int8 | openvino
     query_backend: str = ""  # their queries' encoder, when not backend (e.g. onnx-int8)
     index_dir: str = ""  # where the service keeps its indexes
 

@@ -182,3 +182,12 @@ def test_k_larger_than_pool_and_errors(tmp_path):
         r.index(["a", "a"], ["x", "y"])
     with pytest.raises(RetrievalError):
         Retriever.load(tmp_path / "nothing")
+
+
+def test_indexing_keeps_bm25s_debug_lines_out_of_a_cli_log(caplog):
+    """bm25s sets its logger to DEBUG; under a CLI's root handler its lines reached the user."""
+    import logging
+
+    caplog.set_level(logging.DEBUG)  # a handler that passes every level, as basicConfig's does
+    BM25Retriever().index(IDS, DOCS)
+    assert not [r for r in caplog.records if r.name.startswith("bm25s")]

@@ -111,3 +111,21 @@ def test_sentence_transformers_model_and_cache(tmp_path):
     r2 = DenseRetriever("all-MiniLM-L6-v2", cache_dir=tmp_path)
     r2.index(IDS, SENTENCES)
     assert r2.encoded == 0 and r2.encoder._model is None  # the model was never loaded
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not MINILM.is_dir(), reason="all-MiniLM-L6-v2 not downloaded")
+def test_bf16_vectors_are_close_to_fp32_but_cached_apart(tmp_path):
+    """bf16 autocast rounds every matmul: near the fp32 vectors, never mistaken for them."""
+    from ratio.retrieval.dense import DenseRetriever, Encoder
+
+    fp32, bf16 = Encoder("all-MiniLM-L6-v2"), Encoder("all-MiniLM-L6-v2", backend="torch-bf16")
+    assert bf16.key == fp32.key + "-bf16"
+    a, b = fp32.encode(SENTENCES), bf16.encode(SENTENCES)
+    assert b.dtype == np.float32 and np.allclose(np.linalg.norm(b, axis=1), 1, atol=1e-5)
+    cos = (a * b).sum(axis=1)
+    assert cos.min() > 0.999 and not np.array_equal(a, b)
+    DenseRetriever("all-MiniLM-L6-v2", cache_dir=tmp_path).index(IDS, SENTENCES)
+    r = DenseRetriever("all-MiniLM-L6-v2", cache_dir=tmp_path, backend="torch-bf16")
+    r.index(IDS, SENTENCES)
+    assert r.encoded == len(SENTENCES)  # the fp32 cache entries were not reused

@@ -20,6 +20,13 @@ def register(app: typer.Typer) -> None:
     app.command("train-compare")(compare_cmd)
 
 
+def _log_progress() -> None:
+    """Ratio's own INFO lines (a trial reused, a checkpoint resumed); only warnings from the
+    libraries (faiss announces every load at INFO)."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("ratio").setLevel(logging.INFO)
+
+
 def train_cmd(
     config: Path = typer.Option(..., "--config", "-c", help="run config TOML"),
     relation: str = typer.Option(..., "--relation", "-r", help="address, broaden, specify or all"),
@@ -32,7 +39,7 @@ def train_cmd(
     # lazy: training loads the harness and retrievers (~0.2 s), not for --help
     from ratio.training.train import summary_rows, train
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    _log_progress()
     cfg = load_config(config, {"train.out": out} if out else None)
     selections = train(cfg, relation, unified=unified)
     for row in summary_rows(selections):
@@ -60,7 +67,7 @@ def compare_cmd(
     # lazy: training loads the harness and retrievers (~0.3 s), not for --help
     from ratio.training.unified import compare
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    _log_progress()
     cfg = load_config(config)
     res = compare(
         cfg,

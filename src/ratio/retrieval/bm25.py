@@ -16,6 +16,7 @@ the compile to pay off, else ``numba`` (see benchmarks/retrieval.py).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -114,6 +115,9 @@ class BM25Retriever(Retriever):
     def index(self, ids: list[str], texts: list[str]) -> None:
         import bm25s
 
+        # bm25s sets its own logger to DEBUG at import: with a CLI's handler on the root
+        # logger, "Building index from tokens" would reach the user's terminal
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
         self._set_pool(ids, texts)
         self.model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
         self.model.index(self.tokenizer.tokenize(texts), show_progress=False)

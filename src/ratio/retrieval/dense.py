@@ -41,7 +41,9 @@ from ratio.retrieval.models import (
 # as torch up to float rounding, so they share torch's embedding cache. onnx-int8: dynamic
 # int8 quantization, different vectors, so its own cache key. (An earlier torch
 # quantize_dynamic path was dropped: mean cosine to fp32 0.934, 66% neighbour agreement.)
-BACKENDS = ("auto", "torch", "static", "onnx", "onnx-int8", "openvino")
+# torch-bf16: torch under bfloat16 autocast, its own cache key; fast only where the CPU has
+# AVX512-BF16 or AMX (docs/benchmarks.md), so opt-in, never what `auto` picks.
+BACKENDS = ("auto", "torch", "torch-bf16", "static", "onnx", "onnx-int8", "openvino")
 EXPORTED = {"onnx": "fp32", "onnx-int8": "int8", "openvino": "fp32"}
 
 
@@ -87,6 +89,8 @@ class Encoder:
         self.key = self.content_key
         if EXPORTED.get(backend, "fp32") != "fp32":
             self.key += f"-{backend}-{recipe_tag(INT8_RECIPE)}"
+        elif backend == "torch-bf16":
+            self.key += "-bf16"
         self._model: Any = None
         self._lock = threading.RLock()  # the model's load; torch and static encodes
 
@@ -143,7 +147,11 @@ class Encoder:
                 x = self.model.encode(texts, batch_size=max(self.batch_size, 1024))
             x = np.asarray(x, dtype=np.float32)
         else:
-            with self._lock:
+            import torch  # loaded with the model (_load); a top-level import costs every CLI call
+
+            bf16 = self.backend == "torch-bf16"
+            device = self.model.device.type
+            with self._lock, torch.autocast(device, dtype=torch.bfloat16, enabled=bf16):
                 x = self.model.encode(
                     texts,
                     batch_size=self.batch_size,

@@ -73,6 +73,9 @@ def load_base_model(name: str, max_seq_length: int = 128, device: str | None = N
         # model2vec may store float16: Adam in fp16 overflows to NaN
         return SentenceTransformer(modules=[static], device=device).float()
     model = SentenceTransformer(str(path), device=device, local_files_only=True)
+    card = getattr(model, "model_card_data", None)
+    if card is not None:  # its widget examples are a progress bar of their own in the terminal
+        card.generate_widget_examples = False
     if max_seq_length and (model.max_seq_length or 0) > max_seq_length:
         model.max_seq_length = max_seq_length  # sentences are short; caps padding cost
     return model
@@ -238,6 +241,7 @@ def _training_args(
         seed=seed,
         data_seed=seed,
         disable_tqdm=not progress,
+        dataloader_pin_memory=False,  # CPU training: pinning only warns that it cannot pin
         **kw,
     )
 
@@ -253,7 +257,6 @@ def run_trial(
 ) -> dict[str, Any]:
     """Train, validate each epoch, restore and save the best epoch; returns its metrics."""
     from sentence_transformers import SentenceTransformerTrainer
-    from sentence_transformers.losses import MultipleNegativesRankingLoss
     from transformers import set_seed
     from transformers.trainer_utils import get_last_checkpoint
 
@@ -289,7 +292,7 @@ def run_trial(
     else:  # the untrained model on the same validation set: what training must beat
         baseline = evaluate_model(model, plan.valset, tc.eval_batch_size)
         write_text_atomic(baseline_file, json.dumps(baseline, indent=2))
-    loss = MultipleNegativesRankingLoss(model, scale=20.0, **_gather_kw())
+    loss = _mnrl()(model, scale=20.0, **_gather_kw())
     args = _training_args(trial, ckpt_dir, tc.seed, len(plan.pairs), progress, plan.valset.name)
     trainer = SentenceTransformerTrainer(
         model=model,
@@ -374,13 +377,17 @@ def _step_of(checkpoint: str) -> int:
     return int(Path(checkpoint).name.rsplit("-", 1)[-1])
 
 
+def _mnrl() -> Any:
+    """The MultipleNegativesRankingLoss class, from where this sentence-transformers keeps it."""
+    where = "MultipleNegativesRankingLoss"
+    return _st_class(("sentence_transformer.losses", where), ("losses", where))
+
+
 def _gather_kw() -> dict[str, Any]:
     """Cross-device negatives under DDP (no-op on one device), where the library supports it."""
-    from sentence_transformers.losses import MultipleNegativesRankingLoss
-
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:  # set by accelerate launch / torchrun
         return {}
-    params = inspect.signature(MultipleNegativesRankingLoss.__init__).parameters
+    params = inspect.signature(_mnrl().__init__).parameters
     return {"gather_across_devices": True} if "gather_across_devices" in params else {}
 
 
