@@ -99,7 +99,8 @@ def main() -> None:
 
     from llama_cpp import Llama
 
-    from ratio.judge.backends import LlamaCppBackend, OpenAIChatBackend, resolve_gguf
+    from ratio.judge.backends import OpenAIChatBackend
+    from ratio.judge.llamacpp import LlamaCppBackend, resolve_gguf
     from ratio.testing import start_llama_server
 
     tasks = sample_tasks(args.build_out, args.pairs, args.seed)

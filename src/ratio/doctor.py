@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ratio.judge.backends import JudgeError, resolve_gguf
+from ratio.judge.backends import JudgeError
+from ratio.judge.llamacpp import resolve_gguf
 from ratio.retrieval.models import OFFLINE_ENV, ModelNotFoundError
 
 PROBE = "the sentence a self-check embeds"

@@ -16,15 +16,15 @@ from typer.testing import CliRunner
 
 from ratio.cli import app
 from ratio.io import RatioError
-from ratio.judge.annotate import ITEM_FIELDS
-from ratio.judge.calibrate import (
+from ratio.judge.agreement import (
     best_threshold,
     cohen_kappa,
     cross_validated,
-    load_labels,
     roc_auc,
     stratified_folds,
 )
+from ratio.judge.annotate import ITEM_FIELDS
+from ratio.judge.calibrate import load_labels
 from ratio.records import RELATIONS
 
 FIELDS = [*ITEM_FIELDS, "annotator", "label"]

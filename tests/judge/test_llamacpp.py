@@ -11,8 +11,9 @@ import urllib.request
 
 import pytest
 
-from ratio.judge.backends import JudgeError, llama_cpp_available, resolve_gguf
+from ratio.judge.backends import JudgeError
 from ratio.judge.cache import JudgmentCache
+from ratio.judge.llamacpp import llama_cpp_available, resolve_gguf
 from ratio.judge.prompts import get_prompt, silver_pair_text
 from ratio.judge.runner import Judge, Task
 from ratio.testing import start_llama_server

@@ -7,13 +7,13 @@ import random
 
 import pytest
 
-from ratio.judge.anaphora import anaphora_table, has_anaphor
-from ratio.judge.calibrate import (
+from ratio.judge.agreement import (
     binary_scores,
     cohen_kappa,
     krippendorff_alpha_nominal,
     panel_scores,
 )
+from ratio.judge.anaphora import anaphora_table, has_anaphor
 from ratio.judge.pairwise import FIRST, SECOND, aggregate, verdict_system
 from ratio.judge.topk import judged_metrics, rank_biserial_mannwhitney, retriever_judge_agreement
 from ratio.metrics import Run

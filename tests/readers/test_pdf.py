@@ -13,9 +13,9 @@ import pytest
 from ratio.io import InputError
 from ratio.readers import DropReport, get_reader, iter_papers, list_inputs
 from ratio.readers import pdf as pdf_reader
-from ratio.readers.pdf import join_line_break, pdfium_pages, read_pdf_file
+from ratio.readers.pdf import pdfium_pages, read_pdf_file
 from ratio.text.clean import clean_inline
-from ratio.text.hyphens import Vocabulary
+from ratio.text.hyphens import Vocabulary, join_line_break
 from ratio.text.segment import segment
 
 pytest.importorskip("pypdfium2")

@@ -33,10 +33,6 @@ from ratio.judge.interface import (
     scorable,
 )
 from ratio.judge.llamacpp import LlamaCppBackend
-
-# `X as X`: re-exported, imported from here by tests and callers
-from ratio.judge.llamacpp import llama_cpp_available as llama_cpp_available
-from ratio.judge.llamacpp import resolve_gguf as resolve_gguf
 from ratio.judge.prompts import VERDICTS
 
 

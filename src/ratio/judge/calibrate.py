@@ -32,11 +32,6 @@ from ratio.judge.agreement import (
     scores_with_kappa,
     stratified_folds,
 )
-
-# `X as X`: re-exported, imported from here by tests and callers
-from ratio.judge.agreement import binary_scores as binary_scores
-from ratio.judge.agreement import cohen_kappa as cohen_kappa
-from ratio.judge.agreement import krippendorff_alpha_nominal as krippendorff_alpha_nominal
 from ratio.judge.annotate import ITEM_FIELDS, read_items
 from ratio.judge.prompts import candidates_for, silver_pair_text
 from ratio.judge.runner import Judge, Result, Shot, Task, write_report

@@ -28,7 +28,6 @@ from ratio.readers._common import folder_papers
 from ratio.readers.base import DropReport, register_reader
 from ratio.readers.pdf_layout import PageText, Segment, guess_title, layout_markdown
 from ratio.records import Paper
-from ratio.text.hyphens import join_line_break  # noqa: F401 - imported from here by callers
 from ratio.text.markdown import parse_markdown
 
 SUFFIXES: tuple[str, ...] = (".pdf",)
