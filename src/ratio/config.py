@@ -128,6 +128,9 @@ class TrainConfig:
     hard_negatives_k: int = 10  # BM25 depth hard negatives are drawn from
     val_pool: int = 5000  # non-gold candidates in the seeded validation sub-pool
     val_max_queries: int = 0  # seeded cap on validation queries per relation; 0 = all
+    # share of the validation split's papers whose pairs are trained on too (the rest validate);
+    # 0 = validate on the whole split, train on the train split only
+    validation_train_share: float = 0.0
     max_seq_length: int = 128
     eval_batch_size: int = 128
     unified_instruction: str = "short"  # short ("address: ") | sentence (an instruction)

@@ -17,6 +17,7 @@ from typing import Any, overload
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ratio.config import RunConfig
@@ -78,6 +79,11 @@ def done_marker(directory: Path, shard: str) -> Path:
 
 
 # ------------------------------------------------------------------ the benchmark tables
+
+
+def _unit_hash(key: str) -> float:
+    """A number in [0, 1) fixed by ``key``: a seeded, order-free coin for splitting by id."""
+    return int(hashlib.sha1(key.encode()).hexdigest()[:ID_HEX], 16) / 16**ID_HEX
 
 
 class BenchmarkError(RatioError):
@@ -164,6 +170,39 @@ class Benchmark:
             if q in wanted:
                 out.setdefault(q, {})[c] = int(r)
         return out
+
+    def paper_split(self, share: float, seed: int) -> tuple[Benchmark, Benchmark]:
+        """(a seeded ``share`` of the split's papers, the other papers), each with only its
+        papers' queries, qrels and pool sentences.
+
+        Papers, not queries, are divided: a held-out paper's sentences then never appear as
+        a training gold or pool sentence, so a model fitted on one part can be validated on
+        the other. A paper's side depends only on its id and the seed, not on the file order.
+        """
+        if not 0.0 < share < 1.0:
+            raise BenchmarkError(f"paper share must be in (0, 1), got {share}")
+
+        def chosen(table: pa.Table) -> np.ndarray:
+            return np.array(
+                [_unit_hash(f"{seed}:{p}") < share for p in table.column("paper_id").to_pylist()],
+                dtype=bool,
+            )
+
+        q_in, c_in = chosen(self.queries), chosen(self.candidates)
+        parts = []
+        for q_mask, c_mask in ((q_in, c_in), (~q_in, ~c_in)):
+            queries = self.queries.filter(pa.array(q_mask))
+            wanted = pa.array(sorted(set(queries.column("query_id").to_pylist())), pa.string())
+            qrels = self.qrels.filter(pc.is_in(self.qrels["query_id"], value_set=wanted))
+            parts.append(
+                replace(
+                    self,
+                    queries=queries,
+                    candidates=self.candidates.filter(pa.array(c_mask)),
+                    qrels=qrels,
+                )
+            )
+        return parts[0], parts[1]
 
     def with_held_queries(self) -> Benchmark:
         """The split's queries plus those held for validation (:data:`HELD_QUERIES`), with

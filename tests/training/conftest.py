@@ -84,7 +84,7 @@ PATTERNS = {
 def write_split(root: Path, split: str, per_relation: dict[str, int], seed: int) -> None:
     """One split: queries/candidates/qrels for the given number of pairs per relation."""
     rng = random.Random(seed)
-    queries, cands, qrels = [], {}, []
+    queries, cands, qrels, paper = [], {}, [], {}
     topics = TOPICS[:]
     rng.shuffle(topics)
     i = 0
@@ -102,13 +102,14 @@ def write_split(root: Path, split: str, per_relation: dict[str, int], seed: int)
                     text=q,
                     relation=rel,
                     marker="m",
-                    paper_id="p",
+                    paper_id=f"p{i % 7}",  # seven papers, so a split by paper has two sides
                     year=2020,
                     section_category="method",
                     gold_id=cid,
                 )
             )
             cands[cid] = g
+            paper[cid] = f"p{i % 7}"
             qrels.append(dict(query_id=qid, candidate_id=cid, relevance=1))
     for j in range(20):  # distractors: never golds
         t = f"Distractor sentence {j} about {topics[j % len(topics)]} and unrelated tables."
@@ -117,7 +118,7 @@ def write_split(root: Path, split: str, per_relation: dict[str, int], seed: int)
         dict(
             candidate_id=c,
             text=t,
-            paper_id="p",
+            paper_id=paper.get(c, f"p{k % 7}"),
             year=2020,
             section_category="method",
             origin="specify",

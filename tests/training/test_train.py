@@ -14,11 +14,12 @@ from ratio.training.train import train
 from tests.training.conftest import make_config, write_benchmark
 
 
-def test_tiny_run_saves_a_loadable_model_with_validation_metrics(tiny_bench, static_model):
+def test_tiny_run_saves_a_loadable_model_with_validation_metrics(tiny_bench, static_model, capfd):
     from sentence_transformers import SentenceTransformer
 
     cfg = make_config(tiny_bench)
     sel = train(cfg, "address", progress=False)["address"]
+    assert "widget examples" not in capfd.readouterr().err  # library bars stay out
     root = tiny_bench / "models" / "address"
     trial = root / "trial-0"
     metrics = json.loads((trial / "metrics.json").read_text())

@@ -8,6 +8,7 @@ with a message naming the file, not after minutes of training.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -140,7 +141,7 @@ def sample_indices(n: int, cap: int, seed: int) -> np.ndarray:
 
 
 def training_pairs(
-    bench: Benchmark,
+    benches: Benchmark | Sequence[Benchmark],
     relations: list[str],
     *,
     query_prefixes: dict[str, str],
@@ -148,25 +149,28 @@ def training_pairs(
     max_pairs: int = 0,
     seed: int = 13,
 ) -> PairSet:
-    """The (query, gold) pairs of ``relations``, a seeded sample of ``max_pairs`` if set.
+    """The (query, gold) pairs of ``relations`` in one or more splits (in order), a seeded
+    sample of ``max_pairs`` if set.
 
     Raises when fewer than two pairs remain: in-batch negatives need a second pair.
     """
-    texts = dict(zip(bench.candidate_ids, bench.candidate_texts, strict=True))
+    benches = [benches] if isinstance(benches, Benchmark) else list(benches)
     anchors, positives, prefs, rels = [], [], [], []
-    where = bench.files.queries
-    for rel in relations:
-        _, qtexts, golds = relation_pairs(bench, rel)
-        missing = [g for g in golds if g not in texts]
-        if missing:
-            raise TrainingError(
-                f"{where}: {len(missing)} {rel} gold_id(s) absent from candidates.parquet, "
-                f"e.g. {missing[0]!r}"
-            )
-        anchors += qtexts
-        positives += [texts[g] for g in golds]
-        prefs += [query_prefixes[rel]] * len(qtexts)
-        rels += [rel] * len(qtexts)
+    where = " + ".join(str(b.files.queries) for b in benches)
+    for bench in benches:
+        texts = dict(zip(bench.candidate_ids, bench.candidate_texts, strict=True))
+        for rel in relations:
+            _, qtexts, golds = relation_pairs(bench, rel)
+            missing = [g for g in golds if g not in texts]
+            if missing:
+                raise TrainingError(
+                    f"{bench.files.queries}: {len(missing)} {rel} gold_id(s) absent from "
+                    f"candidates.parquet, e.g. {missing[0]!r}"
+                )
+            anchors += qtexts
+            positives += [texts[g] for g in golds]
+            prefs += [query_prefixes[rel]] * len(qtexts)
+            rels += [rel] * len(qtexts)
     if len(anchors) < 2:
         raise TrainingError(
             f"{where}: {len(anchors)} training pair(s) for {'+'.join(relations)}; contrastive "

@@ -71,13 +71,16 @@ def load_base_model(name: str, max_seq_length: int = 128, device: str | None = N
         where = ("sentence_transformer.modules", "StaticEmbedding"), ("models", "StaticEmbedding")
         static = _st_class(*where).from_model2vec(str(path))
         # model2vec may store float16: Adam in fp16 overflows to NaN
-        return SentenceTransformer(modules=[static], device=device).float()
-    model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        model = SentenceTransformer(modules=[static], device=device).float()
+    else:
+        model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        if max_seq_length and (model.max_seq_length or 0) > max_seq_length:
+            model.max_seq_length = max_seq_length  # sentences are short; caps padding cost
     card = getattr(model, "model_card_data", None)
     if card is not None:  # its widget examples are a progress bar of their own in the terminal
         card.generate_widget_examples = False
-    if max_seq_length and (model.max_seq_length or 0) > max_seq_length:
-        model.max_seq_length = max_seq_length  # sentences are short; caps padding cost
+        # sentence-transformers 6.3 computes them at train start whatever that flag says
+        card.set_widget_examples = lambda dataset: None
     return model
 
 
@@ -162,14 +165,24 @@ def make_plans(config: RunConfig, relation: str, unified: bool = False) -> list[
         raise TrainingError(
             "train.val_pool, train.max_pairs and train.val_max_queries must be >= 0"
         )
+    if not 0.0 <= tc.validation_train_share < 1.0:
+        raise TrainingError(
+            f"train.validation_train_share must be in [0, 1), got {tc.validation_train_share}"
+        )
     bench = RunDir.of(config).benchmark
     train_b, val_b = bench.load("train"), bench.load("validation")
+    fit = [train_b]
+    if tc.validation_train_share:
+        # the validation papers' pairs beyond the held-out share are training data too; the
+        # held-out papers alone (queries and pool) select checkpoints and what `auto` serves
+        extra, val_b = val_b.paper_split(tc.validation_train_share, tc.seed)
+        fit.append(extra)
     targets = [(UNIFIED, rels)] if unified else [(r, [r]) for r in rels]
     plans = []
     for target, trels in targets:
         prefs = unified_prefixes(tc.unified_instruction) if unified else dict.fromkeys(trels, qp)
         kw: dict[str, Any] = {"query_prefixes": prefs, "doc_prefix": dp, "seed": tc.seed}
-        pairs = training_pairs(train_b, trels, max_pairs=tc.max_pairs, **kw)
+        pairs = training_pairs(fit, trels, max_pairs=tc.max_pairs, **kw)
         valset = validation_set(
             val_b, trels, pool_size=tc.val_pool, max_queries=tc.val_max_queries, **kw
         )
@@ -207,7 +220,7 @@ def _signature(config: RunConfig, plan: Plan, trial: Trial) -> dict[str, Any]:
         "max_seq_length": tc.max_seq_length,
         "validation": plan.valset.summary(),
         "trial": trial.to_dict(),
-    }
+    } | ({"validation_train_share": share} if (share := tc.validation_train_share) else {})
 
 
 def _training_args(
