@@ -182,11 +182,13 @@ class Benchmark:
         if not 0.0 < share < 1.0:
             raise BenchmarkError(f"paper share must be in (0, 1), got {share}")
 
+        papers = set(self.queries["paper_id"].to_pylist()) | set(
+            self.candidates["paper_id"].to_pylist()
+        )
+        side = {p: _unit_hash(f"{seed}:{p}") < share for p in papers}  # one hash a paper
+
         def chosen(table: pa.Table) -> np.ndarray:
-            return np.array(
-                [_unit_hash(f"{seed}:{p}") < share for p in table.column("paper_id").to_pylist()],
-                dtype=bool,
-            )
+            return np.array([side[p] for p in table.column("paper_id").to_pylist()], dtype=bool)
 
         q_in, c_in = chosen(self.queries), chosen(self.candidates)
         parts = []
