@@ -81,9 +81,15 @@ def done_marker(directory: Path, shard: str) -> Path:
 # ------------------------------------------------------------------ the benchmark tables
 
 
-def _unit_hash(key: str) -> float:
-    """A number in [0, 1) fixed by ``key``: a seeded, order-free coin for splitting by id."""
-    return int(hashlib.sha1(key.encode()).hexdigest()[:ID_HEX], 16) / 16**ID_HEX
+UNIT_HEX = 13  # hex digits of sha1 in a paper's coin: exact in a double and a DuckDB UBIGINT
+
+
+def paper_unit(paper_id: str, seed: int) -> float:
+    """A number in [0, 1) fixed by the paper and the seed: the order-free coin that splits
+    papers (``build.split``'s random split, its SQL twin, :meth:`Benchmark.paper_split`)."""
+    return (
+        int(hashlib.sha1(f"{seed}:{paper_id}".encode()).hexdigest()[:UNIT_HEX], 16) / 16**UNIT_HEX
+    )
 
 
 class BenchmarkError(RatioError):
@@ -185,7 +191,7 @@ class Benchmark:
         papers = set(self.queries["paper_id"].to_pylist()) | set(
             self.candidates["paper_id"].to_pylist()
         )
-        side = {p: _unit_hash(f"{seed}:{p}") < share for p in papers}  # one hash a paper
+        side = {p: paper_unit(p, seed) < share for p in papers}  # one hash a paper
 
         def chosen(table: pa.Table) -> np.ndarray:
             return np.array([side[p] for p in table.column("paper_id").to_pylist()], dtype=bool)

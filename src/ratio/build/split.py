@@ -24,7 +24,6 @@ from __future__ import annotations
 import calendar
 import dataclasses
 import datetime as dt
-import hashlib
 import os
 import re
 import shutil
@@ -41,7 +40,15 @@ from ratio.build.dedup import _source_sql, connect, effective_date_sql, kv, quot
 from ratio.config import ConfigError, SplitConfig
 from ratio.io import RatioError, atomic_path
 from ratio.records import RELATIONS
-from ratio.run import SPLITS, BenchmarkDir, SplitDir, candidate_id_sql, query_id_sql
+from ratio.run import (
+    SPLITS,
+    UNIT_HEX,
+    BenchmarkDir,
+    SplitDir,
+    candidate_id_sql,
+    paper_unit,
+    query_id_sql,
+)
 
 _CAND_COLS = ", ".join(schemas.CANDIDATES.names)
 _REL_LIST = ", ".join(f"'{r}'" for r in RELATIONS)
@@ -82,7 +89,6 @@ def boundaries(cfg: SplitConfig) -> dict[str, dt.date]:
 
 
 SPLIT_MODES = ("temporal", "random")
-_HASH_SCALE = 16**13  # 13 hex digits of sha1: exact in a double and a UBIGINT
 
 
 def check_mode(cfg: SplitConfig) -> None:
@@ -112,14 +118,14 @@ def split_key(cfg: SplitConfig, seed: int) -> dict:
 
 def random_split(paper_id: str, cfg: SplitConfig, seed: int) -> str:
     """The split of one paper under ``mode = "random"`` (the SQL below computes the same)."""
-    u = int(hashlib.sha1(f"{seed}:{paper_id}".encode()).hexdigest()[:13], 16) / _HASH_SCALE
+    u = paper_unit(paper_id, seed)
     if u < cfg.train_fraction:
         return "train"
     return "validation" if u < cfg.train_fraction + cfg.validation_fraction else "test"
 
 
 def random_split_sql(cfg: SplitConfig, seed: int, paper_col: str = "paper_id") -> str:
-    u = f"(('0x' || substr(sha1('{int(seed)}:' || {paper_col}), 1, 13))::UBIGINT / {_HASH_SCALE}.0)"
+    u = f"(('0x' || substr(sha1('{int(seed)}:' || {paper_col}), 1, {UNIT_HEX}))::UBIGINT / {16**UNIT_HEX}.0)"
     t = float(cfg.train_fraction)
     v = float(cfg.train_fraction + cfg.validation_fraction)
     return f"CASE WHEN {u} < {t!r} THEN 'train' WHEN {u} < {v!r} THEN 'validation' ELSE 'test' END"
