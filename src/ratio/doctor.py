@@ -129,9 +129,7 @@ CHECKS: dict[str, Callable[[], str]] = {
     "llama.cpp": _llama,
     "faiss": _faiss,
     "torch": _torch,
-    "all-MiniLM-L6-v2": _embedding("all-MiniLM-L6-v2"),
-    "all-mpnet-base-v2": _embedding("all-mpnet-base-v2"),
-    "potion-mpnet-256": _embedding("potion-mpnet-256"),
+    **{m: _embedding(m) for m in ("all-MiniLM-L6-v2", "all-mpnet-base-v2", "potion-mpnet-256")},
     "ray": _ray,
     "chromium": _chromium,
 }

@@ -192,9 +192,8 @@ def write_parquet(
     target: str | os.PathLike, table: pa.Table, metadata: dict[str, str] | None = None
 ) -> None:
     """``ratio.io.write_parquet_atomic`` for a local path or URL."""
-    table = with_metadata(table, metadata)
     with output(target) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(with_metadata(table, metadata), tmp, compression="zstd")
 
 
 def sha256(p: str | os.PathLike) -> str:
@@ -225,11 +224,11 @@ def sync(src: str | os.PathLike, dst: str | os.PathLike, pattern: str = "*") -> 
         if base.startswith(".") or not fnmatch.fnmatch(base, pattern):
             continue
         s, d = join(src_s, rel), join(dst_s, rel)
-        if exists(d) and _size(s) == _size(d) and sha256(s) == sha256(d):
+        same_size = exists(d) and fingerprint(s)["size"] == fingerprint(d)["size"]
+        if same_size and sha256(s) == sha256(d):
             continue
-        with output(d) as tmp:
-            with staged(s) as local:
-                shutil.copyfile(local, tmp)
+        with output(d) as tmp, staged(s) as local:
+            shutil.copyfile(local, tmp)
         copied.append(rel)
     return copied
 
@@ -241,11 +240,3 @@ def _walk(root: str) -> list[str]:
     fs, path = filesystem(root)
     base = path.rstrip("/") + "/"
     return sorted(f[len(base) :] for f in fs.find(path) if f.startswith(base))
-
-
-def _size(p: str) -> int:
-    lp = local_path(p)
-    if lp is not None:
-        return lp.stat().st_size
-    fs, path = filesystem(p)
-    return int(fs.info(path).get("size") or 0)

@@ -14,6 +14,7 @@ import json
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -65,62 +66,57 @@ def _ingest_key(cfg: IngestConfig) -> dict:
     return {"version": INGEST_VERSION, **{k: getattr(cfg, k) for k in keys}}
 
 
-class _TextPipeline:
-    """Paragraph -> sentence rows; holds the segmenter of one worker (loaded once)."""
-
-    def __init__(self, cfg: IngestConfig):
-        self.cfg = cfg
-        self.segment = segment.get_segmenter(cfg.segmenter)
-
-    def paper_rows(self, paper: Paper, cols: dict[str, list], drops: Counter) -> tuple[int, int]:
-        """Append the paper's sentences to ``cols``; return (paragraphs, sentences)."""
-        n_par = n_sent = 0
-        para_idx = -1
-        year = paper.year
-        for section in paper.sections:
-            if section.is_appendix and not self.cfg.keep_appendices:
-                drops["appendix_paragraph"] += len(section.paragraphs)
+def _paper_rows(
+    paper: Paper, cfg: IngestConfig, split, cols: dict[str, list], drops: Counter
+) -> tuple[int, int]:
+    """Append the paper's sentences (cut by the segmenter ``split``) to ``cols``; return
+    (paragraphs, sentences)."""
+    n_par = n_sent = 0
+    para_idx = -1
+    for section in paper.sections:
+        if section.is_appendix and not cfg.keep_appendices:
+            drops["appendix_paragraph"] += len(section.paragraphs)
+            continue
+        category = section.category
+        if category == "other" and section.heading:
+            category = sections.categorize(section.heading)
+        if section.is_appendix and category == "other":
+            category = "appendix"
+        math_after = section.math_after
+        if len(math_after) != len(section.paragraphs):
+            math_after = [False] * len(section.paragraphs)  # the reader does not know
+        for paragraph, led_into_math in zip(section.paragraphs, math_after, strict=True):
+            para_idx += 1
+            text = clean.clean_inline(paragraph, paper.markup)
+            if not text:
+                drops["empty_paragraph"] += 1
                 continue
-            category = section.category
-            if category == "other" and section.heading:
-                category = sections.categorize(section.heading)
-            if section.is_appendix and category == "other":
-                category = "appendix"
-            math_after = section.math_after
-            if len(math_after) != len(section.paragraphs):
-                math_after = [False] * len(section.paragraphs)  # the reader does not know
-            for paragraph, led_into_math in zip(section.paragraphs, math_after, strict=True):
-                para_idx += 1
-                text = clean.clean_inline(paragraph, paper.markup)
-                if not text:
-                    drops["empty_paragraph"] += 1
+            n_par += 1
+            sentences = split(text)
+            last = len(sentences) - 1
+            for sent_idx, raw in enumerate(sentences):
+                sent = normalize.strip_noise(raw)
+                if normalize.is_noise(sent):
+                    drops["noise_sentence"] += 1
                     continue
-                n_par += 1
-                sentences = self.segment(text)
-                last = len(sentences) - 1
-                for sent_idx, raw in enumerate(sentences):
-                    sent = normalize.strip_noise(raw)
-                    if normalize.is_noise(sent):
-                        drops["noise_sentence"] += 1
-                        continue
-                    if len(sent) < self.cfg.min_chars:
-                        drops["short_sentence"] += 1
-                        continue
-                    cols["paper_id"].append(paper.id)
-                    cols["year"].append(year)
-                    cols["date"].append(paper.date)
-                    cols["venue"].append(paper.venue)
-                    cols["section"].append(section.heading)
-                    cols["section_category"].append(category)
-                    cols["is_appendix"].append(section.is_appendix)
-                    cols["paragraph_idx"].append(para_idx)
-                    cols["sentence_idx"].append(sent_idx)
-                    cols["text"].append(sent)
-                    cols["match"].append(normalize.match_form(sent))
-                    # only the paragraph's final sentence is the one the equation followed
-                    cols["math_after"].append(led_into_math and sent_idx == last)
-                    n_sent += 1
-        return n_par, n_sent
+                if len(sent) < cfg.min_chars:
+                    drops["short_sentence"] += 1
+                    continue
+                cols["paper_id"].append(paper.id)
+                cols["year"].append(paper.year)
+                cols["date"].append(paper.date)
+                cols["venue"].append(paper.venue)
+                cols["section"].append(section.heading)
+                cols["section_category"].append(category)
+                cols["is_appendix"].append(section.is_appendix)
+                cols["paragraph_idx"].append(para_idx)
+                cols["sentence_idx"].append(sent_idx)
+                cols["text"].append(sent)
+                cols["match"].append(normalize.match_form(sent))
+                # only the paragraph's final sentence is the one the equation followed
+                cols["math_after"].append(led_into_math and sent_idx == last)
+                n_sent += 1
+    return n_par, n_sent
 
 
 def _empty_cols(schema: pa.Schema) -> dict[str, list]:
@@ -178,27 +174,8 @@ def _ingest_file(
     """The step of one shard: a remote input is staged to a local copy, outputs are
     published whole (the runner writes the marker last), so a killed worker leaves
     either a finished shard or nothing."""
-    with fs.staged(path) as src:
-        summary = _ingest_local(
-            src, fmt, IngestConfig(**cfg_dict), raw_path, papers_path, path, metadata_path
-        )
-    if str(src) != path:  # messages name the shard as given, not the staged copy
-        summary["messages"] = [m.replace(str(src), path) for m in summary["messages"]]
-        if summary["error"]:
-            summary["error"] = summary["error"].replace(str(src), path)
-    return {"source": path, **summary}
-
-
-def _ingest_local(
-    src: Path,
-    fmt: str,
-    cfg: IngestConfig,
-    raw_path: str,
-    papers_path: str,
-    source: str,
-    metadata_path: str = "",
-) -> dict:
-    pipeline = _TextPipeline(cfg)
+    cfg = IngestConfig(**cfg_dict)
+    split = segment.get_segmenter(cfg.segmenter)
     lookup = metadata_lookup(metadata_path) if metadata_path else None
     report = DropReport(strict=cfg.strict)
     drops: Counter = Counter()
@@ -206,8 +183,9 @@ def _ingest_local(
     pcols = _empty_cols(schemas.PAPERS)
     n_papers = n_sentences = 0
     error = None
-    meta = stamp("ingest", json.dumps(_ingest_key(cfg), sort_keys=True), source=source)
+    meta = stamp("ingest", json.dumps(_ingest_key(cfg), sort_keys=True), source=path)
     with (
+        fs.staged(path) as src,
         fs.output(raw_path) as tmp,
         pq.ParquetWriter(tmp, schemas.SENTENCES.with_metadata(meta), compression="zstd") as writer,
     ):
@@ -215,7 +193,7 @@ def _ingest_local(
             for paper in get_reader(fmt).fn(src, report):
                 if lookup is not None:
                     apply_metadata(paper, lookup)
-                n_par, n_sent = pipeline.paper_rows(paper, cols, drops)
+                n_par, n_sent = _paper_rows(paper, cfg, split, cols, drops)
                 if n_sent == 0:
                     drops["paper_without_sentences"] += 1
                 n_papers += 1
@@ -226,7 +204,7 @@ def _ingest_local(
                     ("year", paper.year),
                     ("date", paper.date),
                     ("venue", paper.venue),
-                    ("source", fs.name(source)),
+                    ("source", fs.name(path)),
                     ("n_sections", len(paper.sections)),
                     ("n_paragraphs", n_par),
                     ("n_sentences", n_sent),
@@ -242,11 +220,16 @@ def _ingest_local(
             writer.write_table(pa.table(cols, schema=schemas.SENTENCES))
     fs.write_parquet(papers_path, pa.table(pcols, schema=schemas.PAPERS), meta)
     drops.update(report.counts)
+    messages = report.messages[:50]
+    if str(src) != path:  # messages name the shard as given, not the staged copy
+        messages = [m.replace(str(src), path) for m in messages]
+        error = error and error.replace(str(src), path)
     return {
+        "source": path,
         "papers": n_papers,
         "sentences": n_sentences,
         "drops": dict(drops),
-        "messages": report.messages[:50],
+        "messages": messages,
         "error": error,
     }
 
@@ -376,13 +359,12 @@ def ingest(
     pieces = [
         _shard(p, f, str(out), cfg, n, meta_task) for (p, f), n in zip(shards, names, strict=True)
     ]
-    summaries = run_sharded(
+    run = partial(
+        run_sharded, executor=executor, workers=cfg.workers, address=address, progress=progress
+    )
+    summaries = run(
         pieces,
         desc="ingest shards",
-        executor=executor,
-        workers=cfg.workers,
-        address=address,
-        progress=progress,
         postfix=lambda done: {"papers": sum(x["papers"] for x in done)},
     )
     summaries.sort(key=lambda s: s["shard"])
@@ -395,6 +377,28 @@ def ingest(
         result.errors.extend(s.get("messages", []))
     result.shards = len(summaries)
 
+    def finalize() -> dict:
+        """Find the corpus's boilerplate and drop it from every raw shard; the fields of the
+        ingest manifest (final sentence count and drops)."""
+        bp = find_boilerplate(layout, cfg, result.papers)
+        meta = stamp("boilerplate", json.dumps(_ingest_key(cfg)))
+        write_parquet_atomic(layout.boilerplate, bp, meta)
+        pieces = []
+        for s in summaries:
+            raw, final = layout.raw_shard(s["shard"]), str(layout.sentence_shard(s["shard"]))
+            if raw.exists():
+                args = (str(raw), final, str(layout.boilerplate))
+                pieces.append(Shard(s["shard"], finalize_file, args, outputs=(final,)))
+        # Per shard, so the step that touches every sentence spreads over the cluster too.
+        done = run(pieces, desc="finalize")
+        kinds = ("boilerplate_sentence", "boilerplate_section_sentence")
+        # A final shard from an input that is no longer listed must not leak into later stages.
+        remove_stale(layout.sentences, {p.name for p in pieces})
+        return {
+            "sentences": sum(f["kept"] for f in done),
+            "finalize_drops": {k: sum(f[k] for f in done) for k in kinds},
+        }
+
     # The corpus-level steps are skipped when no shard changed since the last run,
     # so a rerun leaves sentences/ (and everything downstream) untouched.
     final = Stage(
@@ -406,7 +410,7 @@ def ingest(
             "boilerplate": [cfg.boilerplate_min_papers, cfg.boilerplate_min_fraction],
         },
         outputs=[layout.sentence_shard(s["shard"]) for s in summaries],
-        run=lambda: _finalize(layout, cfg, summaries, result.papers, progress, executor, address),
+        run=finalize,
     )
     _, manifest = run_stage(final)
     drops.update(manifest["finalize_drops"])
@@ -461,39 +465,3 @@ def finalize_file(raw_path: str, final_path: str, bp_path: str) -> dict:
         "boilerplate_section_sentence": int(pc.sum(drop_section).as_py() or 0),
         "kept": kept.num_rows,
     }
-
-
-def _finalize(
-    layout: IngestDir,
-    cfg: IngestConfig,
-    summaries: list[dict],
-    n_papers: int,
-    progress: bool | None,
-    executor: str = "local",
-    address: str = "",
-) -> dict:
-    """Find the corpus's boilerplate and drop it from every raw shard; the fields of the
-    ingest manifest (final sentence count and drops)."""
-    bp = find_boilerplate(layout, cfg, n_papers)
-    write_parquet_atomic(layout.boilerplate, bp, stamp("boilerplate", json.dumps(_ingest_key(cfg))))
-    pieces = []
-    for s in summaries:
-        raw, final = layout.raw_shard(s["shard"]), str(layout.sentence_shard(s["shard"]))
-        if raw.exists():
-            args = (str(raw), final, str(layout.boilerplate))
-            pieces.append(Shard(s["shard"], finalize_file, args, outputs=(final,)))
-    # Per shard, so the step that touches every sentence spreads over the cluster too.
-    done = run_sharded(
-        pieces,
-        desc="finalize",
-        executor=executor,
-        workers=cfg.workers,
-        address=address,
-        progress=progress,
-    )
-    drops = {
-        k: sum(f[k] for f in done) for k in ("boilerplate_sentence", "boilerplate_section_sentence")
-    }
-    # A final shard from an input that is no longer listed must not leak into later stages.
-    remove_stale(layout.sentences, {p.name for p in pieces})
-    return {"sentences": sum(f["kept"] for f in done), "finalize_drops": drops}

@@ -131,15 +131,13 @@ def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
         while True:
             try:
                 raw = stream.readline()
-            except (EOFError, OSError, zlib.error) as e:
+            except (EOFError, zlib.error, _TruncatedStream, gzip.BadGzipFile) as e:
                 # gzip: EOFError when cut off, BadGzipFile/zlib.error when corrupt
-                if isinstance(e, OSError) and not isinstance(
-                    e, (_TruncatedStream, gzip.BadGzipFile)
-                ):
-                    raise InputError(p, lineno + 1, f"read error: {e}", "unreadable_file") from e
                 raise InputError(
                     p, lineno + 1, f"truncated or corrupt compressed stream ({e})", "truncated_file"
                 ) from e
+            except OSError as e:
+                raise InputError(p, lineno + 1, f"read error: {e}", "unreadable_file") from e
             if not raw:
                 return
             lineno += 1
@@ -209,9 +207,8 @@ def write_parquet_atomic(
     target: str | os.PathLike, table: pa.Table, metadata: dict[str, str] | None = None
 ) -> None:
     """Write ``table`` to ``target`` atomically, attaching provenance metadata."""
-    table = with_metadata(table, metadata)
     with atomic_path(target) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(with_metadata(table, metadata), tmp, compression="zstd")
 
 
 def read_parquet_metadata(path: str | os.PathLike) -> dict[str, str]:

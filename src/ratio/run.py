@@ -263,9 +263,6 @@ class IngestDir:
     metadata = _Path("metadata.parquet")  # the checked sidecar (--metadata / [corpus] metadata)
     manifest = _Path(MANIFEST)
 
-    def paper_shard(self, shard: str) -> Path:
-        return self.papers / f"{shard}.parquet"
-
     def raw_shard(self, shard: str) -> Path:
         return self.raw / f"{shard}.parquet"
 
@@ -414,14 +411,12 @@ class RunDir:
     eval_out: Path | None = None
     # build stages
     mine = _Path("mine")
-    mine_fingerprints = _Path(
-        "mine", "_fingerprints.json"
-    )  # shard sha256s, memoized on (size, mtime)
+    # shard sha256s, memoized on (size, mtime)
+    mine_fingerprints = _Path("mine", "_fingerprints.json")
     dedup = _Path("dedup")
     dedup_pairs = _Path("dedup", "pairs.parquet")
-    export_beir = _Path(
-        "export", "beir"
-    )  # <split>/<relation>/{corpus,queries}.jsonl, qrels/<split>.tsv
+    # <split>/<relation>/{corpus,queries}.jsonl, qrels/<split>.tsv
+    export_beir = _Path("export", "beir")
     reports = _Path("reports")
     # evaluation, training, serving
     embeddings = _Path("embeddings")  # the embedding cache shared by evaluate, train compare, serve
@@ -444,13 +439,10 @@ class RunDir:
             eval_out=opt(config.evaluate.out),
         )
 
-    def stage_dir(self, stage: str) -> Path:
-        """The folder a build stage writes (:data:`STAGE_DIRS`)."""
-        return self.root / STAGE_DIRS[stage]
-
     def manifest(self, stage: str) -> Path:
-        """A stage's manifest: its cache key, code and lexicon versions, counts."""
-        return self.stage_dir(stage) / MANIFEST
+        """A stage's manifest (in its :data:`STAGE_DIRS` folder): its cache key, code and
+        lexicon versions, counts."""
+        return self.root / STAGE_DIRS[stage] / MANIFEST
 
     @property
     def ingest(self) -> IngestDir:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from itertools import islice
 from pathlib import Path
 
 import zstandard
@@ -15,13 +16,9 @@ import zstandard
 
 def first_lines(path: Path | str, n: int) -> list[bytes]:
     """The first ``n`` raw lines of a ``.zst`` JSONL shard."""
-    out: list[bytes] = []
     with open(path, "rb") as fh:
-        for line in io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(fh)):
-            out.append(line)
-            if len(out) >= n:
-                break
-    return out
+        lines = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(fh))
+        return list(islice(lines, n))
 
 
 def write_zst(path: Path, lines: list[bytes]) -> Path:

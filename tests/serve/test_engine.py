@@ -363,6 +363,18 @@ def test_a_candidates_argument_is_relative_to_the_working_directory(tiny_config,
     assert eng.pool.n == _candidates(tiny_config, "test").num_rows
 
 
+def test_serve_index_dir_in_the_config_places_the_pool_relative_to_the_config(
+    tmp_path, tiny_config
+):
+    """`[serve] index_dir` is read like every path in a config: relative to the config file."""
+    cfg_dir = tmp_path / "copy"
+    shutil.copytree(tiny_config.parent, cfg_dir, ignore=shutil.ignore_patterns("serve"))
+    cfg = cfg_dir / "config.toml"
+    cfg.write_text(cfg.read_text().replace("[serve]\n", '[serve]\nindex_dir = "served"\n'))
+    eng = SearchEngine.open(cfg, split="test")
+    assert eng.pool.dir == cfg_dir / "served" and (cfg_dir / "served" / "pool.arrow").is_file()
+
+
 def test_serve_index_hnsw_serves_the_trained_models_from_an_approximate_index(
     tmp_path, tiny_config
 ):

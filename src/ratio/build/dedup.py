@@ -154,22 +154,33 @@ def dedup_files(
 ) -> dict[str, int]:
     """Deduplicate mined shard files into one Parquet file (out of core); returns counts."""
     with spilling(threads, Path(out_path).parent / ".duckdb-tmp") as con:
-        return _copy_deduped(con, inputs, out_path, kv(metadata))
+        return _copy_deduped(con, inputs, out_path, metadata)
 
 
 def _copy_deduped(
     con: duckdb.DuckDBPyConnection,
     inputs: Sequence[str | os.PathLike],
     out_path: str | os.PathLike,
-    options: str = "",
+    metadata: dict[str, str] | None = None,
 ) -> dict[str, int]:
     """Write the deduplicated ``inputs`` to ``out_path`` atomically; returns the counts."""
     src = _source_sql(con, inputs)
-    with atomic_path(out_path) as tmp:
+    copy_parquet(con, dedup_sql(src), out_path, metadata)
+    return _stats(con, src, f"read_parquet('{quote(out_path)}')")
+
+
+def copy_parquet(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    target: str | os.PathLike,
+    metadata: dict[str, str] | None,
+) -> None:
+    """Write the rows of ``sql`` to the Parquet file ``target`` atomically, stamped with
+    ``metadata``."""
+    with atomic_path(target) as tmp:
         con.execute(
-            f"COPY ({dedup_sql(src)}) TO '{quote(tmp)}' (FORMAT parquet, COMPRESSION zstd{options})"
+            f"COPY ({sql}) TO '{quote(tmp)}' (FORMAT parquet, COMPRESSION zstd{kv(metadata)})"
         )
-        return _stats(con, src, f"read_parquet('{quote(tmp)}')")
 
 
 def kv(metadata: dict[str, str] | None) -> str:
@@ -252,10 +263,7 @@ def dedup_partitioned(
                 f"SELECT {_COLS} FROM (SELECT *, {effective_date_sql()} AS _eff FROM {src}) "
                 f"ORDER BY {ORDER}"
             )
-            with atomic_path(out) as tmp:
-                con.execute(
-                    f"COPY ({sql}) TO '{quote(tmp)}' (FORMAT parquet, COMPRESSION zstd{kv(metadata)})"
-                )
+            copy_parquet(con, sql, out, metadata)
     finally:
         for d in (shuffle, part_out):
             shutil.rmtree(d, ignore_errors=True)

@@ -41,19 +41,13 @@ def _write_jsonl(target: Path, rows) -> int:
     return n
 
 
-def _iter_parquet(
-    path: Path, columns: list[str], filter_col: str | None = None, value: str | None = None
-):
-    pf = pq.ParquetFile(path)
-    for batch in pf.iter_batches(
-        batch_size=BATCH, columns=columns + ([filter_col] if filter_col else [])
-    ):
-        d = batch.to_pydict()
-        keep = d[filter_col] if filter_col else None
-        for i in range(batch.num_rows):
-            if keep is not None and keep[i] != value:
-                continue
-            yield {c: d[c][i] for c in columns}
+def _iter_parquet(path: Path, columns: list[str], relation: str | None = None):
+    """Rows of ``columns`` (as dicts), only those of ``relation`` when given."""
+    columns = columns + (["relation"] if relation else [])
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH, columns=columns):
+        for row in batch.to_pylist():
+            if relation is None or row["relation"] == relation:
+                yield row
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
@@ -67,15 +61,12 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 
 
 def export_beir(
-    benchmark_dir: str | os.PathLike,
-    out_dir: str | os.PathLike,
-    splits: tuple[str, ...] = SPLITS,
-    relations: tuple[str, ...] = RELATIONS,
+    benchmark_dir: str | os.PathLike, out_dir: str | os.PathLike
 ) -> dict[str, dict[str, dict[str, int]]]:
     """Write BEIR folders for each split and relation; returns ``{split: {relation: counts}}``."""
     bench, out = BenchmarkDir(Path(benchmark_dir)), Path(out_dir)
     counts: dict[str, dict[str, dict[str, int]]] = {}
-    for split in splits:
+    for split in SPLITS:
         sdir = bench.split(split)
         for name in TABLES:
             if not sdir.table(name).exists():
@@ -94,14 +85,14 @@ def export_beir(
             zip(q_rel["query_id"].to_pylist(), q_rel["relation"].to_pylist(), strict=True)
         )
         counts[split] = {}
-        for relation in relations:
+        for relation in RELATIONS:
             rdir = out / split / relation
             _link_or_copy(shared, rdir / "corpus.jsonl")
             n_q = _write_jsonl(
                 rdir / "queries.jsonl",
                 (
                     {"_id": r["query_id"], "text": r["text"]}
-                    for r in _iter_parquet(sdir.queries, ["query_id", "text"], "relation", relation)
+                    for r in _iter_parquet(sdir.queries, ["query_id", "text"], relation)
                 ),
             )
             n_qrels = 0

@@ -35,11 +35,6 @@ from ratio.provenance import stamp
 from ratio.records import RELATIONS
 from ratio.stages import digest
 
-_SORT_KEYS = [
-    ("paper_id", "ascending"),
-    ("paragraph_idx", "ascending"),
-    ("sentence_idx", "ascending"),
-]
 _RELATIONS = frozenset(RELATIONS)
 
 
@@ -66,9 +61,7 @@ def consecutive_pairs(sentences: pa.Table) -> tuple[pa.Table, np.ndarray, np.nda
     n = t.num_rows
     if n < 2:
         return t, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    paper = _ranks(
-        t["paper_id"].chunk(0) if t["paper_id"].num_chunks else pa.array([], pa.string())
-    )
+    paper = _ranks(t["paper_id"].chunk(0))
     section = _ranks(t["section"].chunk(0))
     para = t["paragraph_idx"].to_numpy().astype(np.int64)
     sidx = t["sentence_idx"].to_numpy().astype(np.int64)
@@ -84,10 +77,6 @@ def consecutive_pairs(sentences: pa.Table) -> tuple[pa.Table, np.ndarray, np.nda
     return t, order[k], order[k + 1]
 
 
-def empty_pairs() -> pa.Table:
-    return schemas.PAIRS.empty_table()
-
-
 def mine_shard(
     sentences: pa.Table,
     matcher,
@@ -100,17 +89,13 @@ def mine_shard(
     The query is the first sentence without its introductory clause, the gold the rest after
     the marker (list prefix cleaned, first letter capitalized). Rows with a query or gold
     shorter than ``min_chars`` are dropped, and so are relation pairs failing a validity rule
-    (``ratio.build.validity``). ``stats``, when given, receives the counts (:func:`_fill`).
+    (``ratio.build.validity``). ``stats``, when given, receives the counts.
     """
     t, first, second = consecutive_pairs(sentences)
     counts: Counter = Counter()
     fired: Counter = Counter()
     kept: Counter = Counter()
-    invalid: Counter = Counter()  # (rule, relation) -> pairs
-    if len(first) == 0:
-        _fill(stats, t.num_rows, 0, fired, kept, counts, invalid)
-        return empty_pairs()
-
+    invalid: dict[str, Counter] = {}  # rule -> relation -> pairs
     texts2 = t["text"].take(pa.array(second)).combine_chunks()
     # A marker ends at a comma near the start; the rest cannot match, so skip them cheaply.
     limit = getattr(matcher, "_max_chars", 10_000) + 32
@@ -145,15 +130,24 @@ def mine_shard(
                 continue
             rule = failed_rule(m.relation, q, gold, math2[k])
             if rule is not None:
-                invalid[(rule, m.relation)] += 1
+                invalid.setdefault(rule, Counter())[m.relation] += 1
                 continue
         kept[m.marker] += 1
         qm = None if q is None else match_form(q)
         rows.append((int(cand[k]), m.relation, m.marker, q, gold, qm, match_form(gold)))
 
-    _fill(stats, t.num_rows, len(first), fired, kept, counts, invalid)
+    if stats is not None:
+        stats.update(
+            sentences=t.num_rows,
+            consecutive_pairs=len(first),
+            fired=dict(sorted(fired.items())),
+            kept=dict(sorted(kept.items())),
+            dropped_short_query=counts["dropped_short_query"],
+            dropped_short_gold=counts["dropped_short_gold"],
+            dropped_invalid={r: dict(sorted(c.items())) for r, c in sorted(invalid.items())},
+        )
     if not rows:
-        return empty_pairs()
+        return schemas.PAIRS.empty_table()
     src, *cols = zip(*rows, strict=True)
     take = pa.array(second[np.asarray(src, dtype=np.int64)])
     meta = t.select(
@@ -166,21 +160,6 @@ def mine_shard(
             **{name: meta[name] for name in meta.column_names},
         }
     ).cast(schemas.PAIRS)
-
-
-def _fill(stats, n_sentences, n_pairs, fired, kept, counts, invalid) -> None:
-    if stats is None:
-        return
-    stats["sentences"] = int(n_sentences)
-    stats["consecutive_pairs"] = int(n_pairs)
-    stats["fired"] = dict(sorted(fired.items()))
-    stats["kept"] = dict(sorted(kept.items()))
-    stats["dropped_short_query"] = int(counts["dropped_short_query"])
-    stats["dropped_short_gold"] = int(counts["dropped_short_gold"])
-    by_rule: dict[str, dict[str, int]] = {}
-    for (rule, relation), n in sorted(invalid.items()):
-        by_rule.setdefault(rule, {})[relation] = int(n)
-    stats["dropped_invalid"] = by_rule
 
 
 def marker_counts(pairs: pa.Table) -> dict[str, int]:

@@ -65,7 +65,7 @@ class BuildResult:
     @property
     def ran(self) -> list[str]:
         """Stages that did work in this run (empty when everything was up to date)."""
-        return [s for s in STAGES if s in self.stages and self.stages[s].ran]
+        return [s for s, _ in PIPELINE if s in self.stages and self.stages[s].ran]
 
 
 @dataclass
@@ -280,8 +280,7 @@ def _split(b: _Build) -> StageResult:
 
 def _export(b: _Build) -> StageResult:
     """The benchmark → BEIR folders."""
-    st, _ = run_stage(_export_stage(b.run, digest(b.split_key), b.lexicon_version))
-    return st
+    return run_stage(_export_stage(b.run, digest(b.split_key), b.lexicon_version))[0]
 
 
 def _reports(b: _Build) -> StageResult:
@@ -320,8 +319,7 @@ def _reports(b: _Build) -> StageResult:
     stage = Stage(
         "reports", run.manifest("reports"), key, outputs, make, lexicon_version=b.lexicon_version
     )
-    st, _ = run_stage(stage)
-    return st
+    return run_stage(stage)[0]
 
 
 PIPELINE: tuple[tuple[str, Callable[[_Build], StageResult]], ...] = (
@@ -332,7 +330,6 @@ PIPELINE: tuple[tuple[str, Callable[[_Build], StageResult]], ...] = (
     ("export", _export),
     ("reports", _reports),
 )
-STAGES = tuple(name for name, _ in PIPELINE)
 
 
 # --------------------------------------------------------------------------- export

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from ratio.build.validity import RULES
 from ratio.io import write_text_atomic
-from ratio.records import DISTRACTORS
+from ratio.records import DISTRACTORS, RELATIONS
 from ratio.run import SPLITS, BenchmarkDir
 
 SOURCE_LABELS = {
@@ -100,27 +100,23 @@ def table2(lexicon, fires: dict[str, int]) -> str:
         dict.fromkeys(e.source for e in lexicon.entries),
         key=lambda s: list(SOURCE_LABELS).index(s) if s in SOURCE_LABELS else 99,
     )
-    rels = ("address", "broaden", "specify")
     header = (
         ["Type"]
-        + [f"{r.capitalize()} {k}" for r in rels for k in ("Cand.", "Data")]
+        + [f"{r.capitalize()} {k}" for r in RELATIONS for k in ("Cand.", "Data")]
         + ["Total Cand.", "Total Data"]
     )
-    rows = []
-    for src in sources:
-        row = [SOURCE_LABELS.get(src, src)]
-        for r in rels:
-            row += [_n(cand[(r, src)]), _n(data[(r, src)])]
-        row += [_n(sum(cand[(r, src)] for r in rels)), _n(sum(data[(r, src)] for r in rels))]
-        rows.append(row)
-    total = ["Total"]
-    for r in rels:
-        total += [_n(sum(cand[(r, s)] for s in sources)), _n(sum(data[(r, s)] for s in sources))]
-    total += [
-        _n(sum(cand[(r, s)] for r in rels for s in sources)),
-        _n(sum(data[(r, s)] for r in rels for s in sources)),
-    ]
-    rows.append(total)
+
+    def cells(picked: list[str]) -> list[str]:
+        """(Cand., Data) per relation summed over the ``picked`` sources, then both totals."""
+        per_rel = [
+            (sum(cand[(r, s)] for s in picked), sum(data[(r, s)] for s in picked))
+            for r in RELATIONS
+        ]
+        total = (sum(c for c, _ in per_rel), sum(d for _, d in per_rel))
+        return [_n(x) for pair in (*per_rel, total) for x in pair]
+
+    rows = [[SOURCE_LABELS.get(src, src), *cells([src])] for src in sources]
+    rows.append(["Total", *cells(sources)])
     drows = []
     for d in DISTRACTORS:
         c = sum(v for (r, _), v in cand.items() if r == d)
@@ -237,16 +233,15 @@ def build_report(info: dict) -> str:
 
 def validity_table(dropped: dict[str, dict[str, int]]) -> str:
     """Pairs each validity rule (``ratio.build.validity``) dropped at mining, per relation."""
-    rels = ("address", "broaden", "specify")
     out = [
         "### Validity rules (a pair counts under the first rule it fails)",
         "",
-        "| rule | " + " | ".join(rels) + " | total | drops |",
-        "|---|" + "---:|" * (len(rels) + 1) + "---|",
+        "| rule | " + " | ".join(RELATIONS) + " | total | drops |",
+        "|---|" + "---:|" * (len(RELATIONS) + 1) + "---|",
     ]
     for rule in RULES:
         by_rel = dropped.get(rule.name, {})
-        cells = [_n(by_rel.get(r, 0)) if r in rule.relations else "–" for r in rels]
+        cells = [_n(by_rel.get(r, 0)) if r in rule.relations else "–" for r in RELATIONS]
         total = _n(sum(by_rel.values()))
         out.append(f"| `{rule.name}` | " + " | ".join(cells) + f" | {total} | {rule.description} |")
     return "\n".join(out)

@@ -36,9 +36,16 @@ import pyarrow.parquet as pq
 
 from ratio import schemas
 from ratio.build._text import match_form
-from ratio.build.dedup import _source_sql, connect, effective_date_sql, kv, quote
+from ratio.build.dedup import (
+    _source_sql,
+    connect,
+    copy_parquet,
+    effective_date_sql,
+    quote,
+    spilling,
+)
 from ratio.config import ConfigError, SplitConfig
-from ratio.io import RatioError, atomic_path
+from ratio.io import RatioError
 from ratio.records import RELATIONS
 from ratio.run import (
     SPLITS,
@@ -74,11 +81,7 @@ def parse_boundary(value: object, key: str) -> dt.date:
 
 def boundaries(cfg: SplitConfig) -> dict[str, dt.date]:
     """Validated, strictly increasing boundaries ``{split: last day}``."""
-    b = {
-        "train": parse_boundary(cfg.train_end, "train_end"),
-        "validation": parse_boundary(cfg.validation_end, "validation_end"),
-        "test": parse_boundary(cfg.test_end, "test_end"),
-    }
+    b = {s: parse_boundary(getattr(cfg, f"{s}_end"), f"{s}_end") for s in SPLITS}
     for early, late in (("train", "validation"), ("validation", "test")):
         if not b[early] < b[late]:
             raise ConfigError(
@@ -185,16 +188,11 @@ def split_pairs(
     check_mode(cfg)
     b = boundaries(cfg)
     out = Path(out_dir)
-    spill = out / ".duckdb-tmp"
-    con = connect(threads, spill)
-    try:
+    with spilling(threads, out / ".duckdb-tmp") as con:
         con.execute("CREATE TEMP TABLE hold (marker VARCHAR)")
         if hold:
             con.executemany("INSERT INTO hold VALUES (?)", [[m] for m in sorted(set(hold))])
         return _split(con, source, out, b, cfg, metadata, seed)
-    finally:
-        con.close()
-        shutil.rmtree(spill, ignore_errors=True)
 
 
 def _split(
@@ -204,7 +202,7 @@ def _split(
     b: dict,
     cfg: SplitConfig,
     metadata: dict[str, str] | None,
-    seed: int = 13,
+    seed: int,
 ) -> SplitResult:
     """The body of :func:`split_pairs` on an open connection."""
     if isinstance(source, (str, os.PathLike)):
@@ -272,11 +270,11 @@ def _split(
         meta = {**(metadata or {}), "ratio.split": name}
         # needs_validation markers reach the test queries only through the silver set
         not_held = " AND marker NOT IN (SELECT marker FROM hold)" if name == "test" else ""
-        _copy(con, _queries_sql(name, not_held), d.queries, meta)
+        copy_parquet(con, _queries_sql(name, not_held), d.queries, meta)
         if name == "test":
             held = " AND marker IN (SELECT marker FROM hold)"
-            _copy(con, _queries_sql(name, held), d.held_queries, meta)
-        _copy(
+            copy_parquet(con, _queries_sql(name, held), d.held_queries, meta)
+        copy_parquet(
             con,
             f"""SELECT {_CAND_COLS} FROM (
                    SELECT candidate_id, gold AS text, paper_id, year, section_category,
@@ -288,7 +286,7 @@ def _split(
             d.candidates,
             meta,
         )
-        _copy(
+        copy_parquet(
             con,
             f"""SELECT query_id, candidate_id, CAST(1 AS TINYINT) AS relevance
                FROM p WHERE split = '{name}' AND is_pair{not_held} ORDER BY query_id""",
@@ -303,11 +301,6 @@ def _queries_sql(name: str, where: str = "") -> str:
     return f"""SELECT query_id, query AS text, relation, marker, paper_id, year, section_category,
                    candidate_id AS gold_id
                FROM p WHERE split = '{name}' AND is_pair{where} ORDER BY relation, query_id"""
-
-
-def _copy(con, sql: str, target: Path, metadata: dict[str, str]) -> None:
-    with atomic_path(target) as tmp:
-        con.execute(f"COPY ({sql}) TO '{tmp}' (FORMAT parquet, COMPRESSION zstd{kv(metadata)})")
 
 
 def leakage_count(con) -> int:
@@ -388,8 +381,7 @@ def write_datasets(
     root = bench.dataset
     tmp_root = bench.root / ".dataset.tmp"
     shutil.rmtree(tmp_root, ignore_errors=True)
-    con = connect(threads)
-    try:
+    with connect(threads) as con:
         for table, col in DATASET_PARTITIONS.items():
             for name in SPLITS:
                 src = quote(bench.split(name).table(table))
@@ -404,14 +396,9 @@ def write_datasets(
                     if col:
                         d = d / f"{col}={v}"
                         where, exclude = f"WHERE {col} = '{quote(v)}'", f" EXCLUDE ({col})"
-                    d.mkdir(parents=True, exist_ok=True)
-                    con.execute(
-                        f"COPY (SELECT *{exclude} FROM read_parquet('{src}') {where} "
-                        f"ORDER BY {DATASET_ORDER[table]}) TO '{d / 'part-0.parquet'}' "
-                        f"(FORMAT parquet, COMPRESSION zstd{kv(meta)})"
-                    )
-    finally:
-        con.close()
+                    order = DATASET_ORDER[table]
+                    sql = f"SELECT *{exclude} FROM read_parquet('{src}') {where} ORDER BY {order}"
+                    copy_parquet(con, sql, d / "part-0.parquet", meta)
     shutil.rmtree(root, ignore_errors=True)
     tmp_root.rename(root)
     return root

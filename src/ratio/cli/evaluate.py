@@ -41,8 +41,7 @@ def evaluate_cmd(
         if not out and cfg.evaluate.out:  # never over the configured split's tables
             cfg.evaluate.out = f"{cfg.evaluate.out.rstrip('/')}-{split}"
     res = evaluate_systems(cfg, oracle=oracle or cfg.evaluate.oracle, systems=system or None)
-    md = Path(res.files["md"]).read_text(encoding="utf-8")
-    typer.echo(md)
+    typer.echo(Path(res.files["md"]).read_text(encoding="utf-8"))
     typer.echo(f"wrote {res.files['md']}, .csv, .json and {len(res.files) - 3} TREC runs")
     held = held_counts(cfg)
     if held:

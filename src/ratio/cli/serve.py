@@ -105,7 +105,7 @@ def mcp_cmd(
 
     run_stdio(
         lambda: SearchEngine.open(
-            load_config(config),
+            config,
             source=source,
             split=split,
             candidates=candidates,
@@ -130,7 +130,7 @@ def search_cmd(
     # lazy: the engine loads the search store and retrievers (~0.2 s), not for --help
     from ratio.serve.engine import SearchEngine
 
-    engine = SearchEngine.open(load_config(config), source=source, split=split, progress=True)
+    engine = SearchEngine.open(config, source=source, split=split, progress=True)
     res = engine.search(query, move, k, retriever)
     typer.echo(f"{move} · {res['retriever']} · top {len(res['results'])}")
     if res["note"]:

@@ -8,6 +8,7 @@ and Fisher's exact test answer it per relation.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 ANAPHORS: tuple[str, ...] = ("this", "these", "such", "it", "the above")
@@ -27,12 +28,9 @@ def anaphora_table(markers: Sequence[str], accepted: Sequence[bool]) -> dict:
 
     if len(markers) != len(accepted):
         raise ValueError("markers and accepted differ in length")
-    flags = [has_anaphor(m) for m in markers]
-    aw = sum(1 for f, a in zip(flags, accepted, strict=True) if f and a)
-    rw = sum(1 for f, a in zip(flags, accepted, strict=True) if f and not a)
-    ao = sum(1 for f, a in zip(flags, accepted, strict=True) if not f and a)
-    ro = sum(1 for f, a in zip(flags, accepted, strict=True) if not f and not a)
-    n = len(flags)
+    n = len(markers)
+    cells = Counter((has_anaphor(m), bool(a)) for m, a in zip(markers, accepted, strict=True))
+    aw, rw, ao, ro = (cells[f, a] for f in (True, False) for a in (True, False))
     out = {
         "n": n,
         "with_anaphor": aw + rw,

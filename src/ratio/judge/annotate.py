@@ -80,12 +80,13 @@ def prepare_items(
     return out
 
 
-def read_items(path: Path) -> list[dict[str, str]]:
+def read_items(path: Path, fields: tuple[str, ...] = ITEM_FIELDS) -> list[dict[str, str]]:
+    """The rows of an items CSV (or any CSV that must have ``fields`` among its columns)."""
     if not path.is_file():
         raise RatioError(f"items file not found: {path}")
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
-        missing = [c for c in ITEM_FIELDS if c not in (reader.fieldnames or [])]
+        missing = [c for c in fields if c not in (reader.fieldnames or [])]
         if missing:
             raise RatioError(f"{path}: missing column(s) {', '.join(missing)}")
         return list(reader)
@@ -106,11 +107,8 @@ class AnnotationStore:
                     if row.get("annotator") == annotator:
                         self.done[row["item_id"]] = row["label"]
 
-    def next_item(self) -> dict | None:
-        return next((it for it in self.items if it["item_id"] not in self.done), None)
-
     def state(self) -> dict:
-        it = self.next_item()
+        it = next((it for it in self.items if it["item_id"] not in self.done), None)
         return {
             "annotator": self.annotator,
             "total": len(self.items),

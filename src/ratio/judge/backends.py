@@ -174,8 +174,7 @@ class OpenAIChatBackend:
         if "max_completion_tokens" not in self.extra_body:  # reasoning models want the other name
             kw["max_tokens"] = max_tokens
         if logprobs:
-            kw["logprobs"] = True
-            kw["top_logprobs"] = self.TOP_LOGPROBS
+            kw |= {"logprobs": True, "top_logprobs": self.TOP_LOGPROBS}
         return kw
 
     def request_body(self, messages: Messages, **kw: Any) -> dict:
@@ -281,8 +280,7 @@ class OpenAIBatchBackend(OpenAIChatBackend):
         scored requests.
         """
         out: dict[str, Completion | str] = {}
-        for field_ in ("output_file_id", "error_file_id"):
-            fid = batch.get(field_)
+        for fid in (batch.get("output_file_id"), batch.get("error_file_id")):
             if not fid:
                 continue
             text = self._call("files.content", self.client.files.content, fid).text
@@ -310,7 +308,6 @@ class OpenAIBatchBackend(OpenAIChatBackend):
 
 
 def make_backend(cfg: JudgeConfig, seed: int = 0) -> Backend:
-    """The backend a ``[judge]`` config asks for."""
     if cfg.backend == "llamacpp":
         return LlamaCppBackend(cfg.model, n_ctx=cfg.n_ctx, n_threads=cfg.n_threads, seed=seed)
     if cfg.backend in ("openai", "batch"):

@@ -72,12 +72,6 @@ class JudgmentCache:
         with self._lock:
             self._db.close()
 
-    def __enter__(self) -> JudgmentCache:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def get_many(self, keys: list[str]) -> dict[str, CachedJudgment]:
         out: dict[str, CachedJudgment] = {}
         with self._lock:

@@ -14,7 +14,6 @@ before anything is judged or written.
 
 from __future__ import annotations
 
-import csv
 import json
 import random
 from collections import defaultdict
@@ -53,43 +52,38 @@ def read_labels(path: str | Path, items: str | Path | None = None) -> list[dict[
         raise RatioError(f"labels file not found: {p}")
     known = {r["item_id"]: r for r in read_items(Path(items))} if items else None
     need = (*LABEL_FIELDS, "annotator", "label") + (("item_id",) if known is not None else ())
-    with open(p, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        missing = [c for c in need if c not in (reader.fieldnames or [])]
-        if missing:
-            raise RatioError(f"{p}: missing column(s) {', '.join(missing)}")
-        rows: list[dict[str, str]] = []
-        seen: dict[tuple[str, Unit], tuple[str, int]] = {}  # (annotator, unit) -> (label, line)
-        for i, row in enumerate(reader, 2):
-            lab = (row["label"] or "").strip().lower()
-            if lab not in ("y", "n", "s"):
-                raise RatioError(f"{p}:{i}: label must be y, n or s, got {row['label']!r}")
-            if row["relation"] not in RELATIONS:
-                raise RatioError(
-                    f"{p}:{i}: unknown relation {row['relation']!r}; known: {', '.join(RELATIONS)}"
-                )
-            for f in ("query_id", "candidate_id", "annotator"):
-                if not (row[f] or "").strip():
-                    raise RatioError(f"{p}:{i}: empty {f}")
-            if known is not None:
-                item = known.get(row["item_id"])
-                if item is None:
-                    raise RatioError(f"{p}:{i}: item_id {row['item_id']!r} is not in {items}")
-                for f in ITEM_FIELDS:
-                    if row[f] != item[f]:
-                        raise RatioError(
-                            f"{p}:{i}: field {f!r} of item {row['item_id']!r} differs from {items}"
-                        )
-            if lab == "s":
-                continue
-            key = (row["annotator"], _unit(row))
-            if key in seen and seen[key][0] != lab:
-                raise RatioError(
-                    f"{p}:{i}: annotator {row['annotator']!r} labelled {_unit(row)} "
-                    f"{seen[key][0]!r} on line {seen[key][1]} and {lab!r} here"
-                )
-            seen[key] = (lab, i)
-            rows.append(row)
+    rows: list[dict[str, str]] = []
+    seen: dict[tuple[str, Unit], tuple[str, int]] = {}  # (annotator, unit) -> (label, line)
+    for i, row in enumerate(read_items(p, need), 2):
+        lab = (row["label"] or "").strip().lower()
+        if lab not in ("y", "n", "s"):
+            raise RatioError(f"{p}:{i}: label must be y, n or s, got {row['label']!r}")
+        if row["relation"] not in RELATIONS:
+            raise RatioError(
+                f"{p}:{i}: unknown relation {row['relation']!r}; known: {', '.join(RELATIONS)}"
+            )
+        for f in ("query_id", "candidate_id", "annotator"):
+            if not (row[f] or "").strip():
+                raise RatioError(f"{p}:{i}: empty {f}")
+        if known is not None:
+            item = known.get(row["item_id"])
+            if item is None:
+                raise RatioError(f"{p}:{i}: item_id {row['item_id']!r} is not in {items}")
+            for f in ITEM_FIELDS:
+                if row[f] != item[f]:
+                    raise RatioError(
+                        f"{p}:{i}: field {f!r} of item {row['item_id']!r} differs from {items}"
+                    )
+        if lab == "s":
+            continue
+        key = (row["annotator"], _unit(row))
+        if key in seen and seen[key][0] != lab:
+            raise RatioError(
+                f"{p}:{i}: annotator {row['annotator']!r} labelled {_unit(row)} "
+                f"{seen[key][0]!r} on line {seen[key][1]} and {lab!r} here"
+            )
+        seen[key] = (lab, i)
+        rows.append(row)
     return rows
 
 
@@ -152,22 +146,20 @@ def load_labels(
         )
     present = sorted({u[0] for u in texts})
     rels = relations or present
+    keep: set[Unit] = set()
     for rel in rels:
         if rel not in present:
             raise RatioError(f"{p}: no labels for relation {rel!r}; labelled: {', '.join(present)}")
-        classes = {by_annot[ref][u] for u in texts if u[0] == rel and u in by_annot[ref]}
-        if len(classes) < 2:
-            only = {True: "y", False: "n"}[classes.pop()] if classes else "nothing"
+        units = sorted(u for u in texts if u[0] == rel and u in by_annot[ref])
+        pos = [u for u in units if by_annot[ref][u]]
+        neg = [u for u in units if not by_annot[ref][u]]
+        if not pos or not neg:
+            only = "n" if neg else "y" if pos else "nothing"
             raise RatioError(
                 f"{p}: field 'label': annotator {ref!r} labelled every {rel} pair {only!r}; "
                 "calibration needs both y and n labels per relation"
             )
-    if limit > 0:
-        keep: set[Unit] = set()
-        for rel in rels:
-            units = sorted(u for u in texts if u[0] == rel and u in by_annot[ref])
-            pos = [u for u in units if by_annot[ref][u]]
-            neg = [u for u in units if not by_annot[ref][u]]
+        if limit > 0:
             rng = random.Random(seed)
             rng.shuffle(pos)
             rng.shuffle(neg)
@@ -175,6 +167,7 @@ def load_labels(
             # picks a subset of a larger one, so the judgments already made are reused
             n_pos = max(1, round(limit * len(pos) / len(units)))
             keep |= set(pos[:n_pos]) | set(neg[: max(1, limit - n_pos)])
+    if limit > 0:
         texts = {u: t for u, t in texts.items() if u in keep}
         by_annot = {a: {u: v for u, v in d.items() if u in keep} for a, d in by_annot.items()}
     return LabelSet(p, dict(by_annot), texts, ref, list(rels))
@@ -263,8 +256,8 @@ def calibrate(
         y = [by_annot[ref][u] for u in ref_units]
         k = min(folds, sum(y), len(y) - sum(y))
         fold_of = dict(zip(ref_units, stratified_folds(y, max(k, 1), seed), strict=True))
-        others = [u for u in units if u not in fold_of]  # labelled by other annotators only
-        for j, u in enumerate(others):
+        # units only other annotators labelled are dealt round-robin
+        for j, u in enumerate([u for u in units if u not in fold_of]):
             fold_of[u] = j % max(k, 1)
         panel_units = [u for u in units if sum(u in by_annot[a] for a in by_annot) >= 2]
         entry: dict[str, Any] = {

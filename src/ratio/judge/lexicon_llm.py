@@ -116,11 +116,10 @@ def write_llm_lexicon(
     graded: list[GradedMarker], lexicon: Lexicon, out_dir: Path, model: str
 ) -> dict:
     """Write the strong-true markers as ``lexicon-llm.tsv`` and every grade for review."""
-    kept, seen = [], set()
+    kept: dict[str, GradedMarker] = {}  # marker -> its first strong-true grade
     for g in graded:
-        if g.grade == "strong-true" and g.marker not in lexicon and g.marker not in seen:
-            seen.add(g.marker)
-            kept.append(g)
+        if g.grade == "strong-true" and g.marker not in lexicon:
+            kept.setdefault(g.marker, g)
     header = [
         "# Ratio marker lexicon: LLM-expanded markers (paper 4.1); only strong-true kept.",
         f"# model: {model}",
@@ -128,7 +127,7 @@ def write_llm_lexicon(
     ]
     body = [
         f"{g.marker}\t{g.relation}\tllm\tstrong-true ({g.origin}): {_clean(g.rationale)[:200]}"
-        for g in kept
+        for g in kept.values()
     ]
     write_text_atomic(out_dir / "lexicon-llm.tsv", "\n".join(header + body) + "\n")
     review = ["marker\trelation\tgrade\tconfidence\torigin\trationale"] + [

@@ -28,12 +28,9 @@ LOCAL_MODELS = {
 
 
 def model_dirs() -> list[Path]:
-    dirs = []
-    if os.environ.get("RATIO_LLM_DIR"):
-        dirs.append(Path(os.environ["RATIO_LLM_DIR"]))
-    dirs.append(Path(__file__).resolve().parents[3] / "models" / "llm")
-    dirs.append(Path.cwd() / "models" / "llm")
-    return dirs
+    dirs = [Path(__file__).resolve().parents[3] / "models" / "llm", Path.cwd() / "models" / "llm"]
+    env = os.environ.get("RATIO_LLM_DIR")
+    return [Path(env), *dirs] if env else dirs
 
 
 def resolve_gguf(model: str) -> Path:

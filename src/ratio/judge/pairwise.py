@@ -7,7 +7,7 @@ system; the Slot-A rate (how often the first list wins) measures position bias.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +19,8 @@ from ratio.config import RunConfig
 from ratio.evaluation.overlap import texts_by_id
 from ratio.io import RatioError, write_parquet_atomic
 from ratio.judge.prompts import get_prompt, numbered
-from ratio.judge.runner import Judge, Result, Task, results_table, write_report
-from ratio.judge.topk import load_judged_split, top_lists
+from ratio.judge.runner import Judge, Task, results_table, write_report
+from ratio.judge.topk import JudgedLists, load_judged_split, top_lists
 from ratio.metrics.trec import read_run
 from ratio.provenance import stamp
 from ratio.run import RunDir
@@ -39,51 +39,36 @@ def aggregate(pairs: dict[str, dict[str, str | None]]) -> dict[str, Any]:
     """Table 16 numbers from ``{query: {order: "A"|"B"|"tie"|None}}``."""
     from scipy.stats import binomtest
 
-    n = len(pairs)
-    wins_x = wins_y = stable = both_valid = ties = 0
-    slot_a = slot_b = 0
+    both_valid = slot_a = slot_b = 0
+    stable: Counter[str] = Counter()  # "x" / "y" / "tie" -> queries both orders agree on
     for v in pairs.values():
-        for order in (FIRST, SECOND):
-            w = v.get(order)
-            slot_a += w == "A"
-            slot_b += w == "B"
-        s1, s2 = verdict_system(v.get(FIRST), FIRST), verdict_system(v.get(SECOND), SECOND)
+        w1, w2 = v.get(FIRST), v.get(SECOND)
+        slot_a += (w1 == "A") + (w2 == "A")
+        slot_b += (w1 == "B") + (w2 == "B")
+        s1, s2 = verdict_system(w1, FIRST), verdict_system(w2, SECOND)
         if s1 is None or s2 is None:
             continue
         both_valid += 1
         if s1 == s2:
-            stable += 1
-            if s1 == "x":
-                wins_x += 1
-            elif s1 == "y":
-                wins_y += 1
-            else:
-                ties += 1
-    decisive = wins_x + wins_y
+            stable[s1] += 1
+    wins_x, wins_y = stable["x"], stable["y"]
+    decisive, slots = wins_x + wins_y, slot_a + slot_b
+
+    def p_half(k: int, n: int) -> float:  # two-sided exact binomial test against 0.5
+        return float(binomtest(k, n, 0.5).pvalue) if n else float("nan")
+
     return {
-        "n_queries": n,
+        "n_queries": len(pairs),
         "both_orders_valid": both_valid,
         "wins_first_system": wins_x,
         "wins_second_system": wins_y,
-        "stable_ties": ties,
+        "stable_ties": stable["tie"],
         "win_rate": wins_x / decisive if decisive else float("nan"),
-        "stable": stable / both_valid if both_valid else float("nan"),
-        "slot_a": slot_a / (slot_a + slot_b) if slot_a + slot_b else float("nan"),
-        "win_p_value": float(binomtest(wins_x, decisive, 0.5).pvalue) if decisive else float("nan"),
-        "slot_a_p_value": (
-            float(binomtest(slot_a, slot_a + slot_b, 0.5).pvalue)
-            if slot_a + slot_b
-            else float("nan")
-        ),
+        "stable": sum(stable.values()) / both_valid if both_valid else float("nan"),
+        "slot_a": slot_a / slots if slots else float("nan"),
+        "win_p_value": p_half(wins_x, decisive),
+        "slot_a_p_value": p_half(slot_a, slots),
     }
-
-
-@dataclass
-class PairwiseResult:
-    relation: str
-    report: dict[str, Any]
-    results: list[Result]
-    out_dir: Path | None
 
 
 def judge_pairwise(
@@ -97,7 +82,7 @@ def judge_pairwise(
     split: str | None = None,
     depth: int | None = None,
     write: bool = True,
-) -> PairwiseResult:
+) -> JudgedLists:
     """Judge ``run_x`` vs ``run_y`` top-``depth`` lists in both orders for sampled queries."""
     _, split, bench = load_judged_split(config, split)
     k = depth or config.judge.pairwise_depth
@@ -152,7 +137,7 @@ def judge_pairwise(
             out_dir / "judgments.parquet", results_table(results, judge.backend), meta
         )
         write_report(out_dir, report, pairwise_markdown(report))
-    return PairwiseResult(relation, report, results, out_dir)
+    return JudgedLists(relation, report, results, out_dir)
 
 
 def pairwise_markdown(r: dict) -> str:

@@ -15,6 +15,7 @@ each answered the way its label says.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import random
@@ -31,13 +32,7 @@ from tqdm import tqdm
 from ratio.io import RatioError, write_text_atomic
 from ratio.judge.backends import OpenAIBatchBackend, make_backend
 from ratio.judge.cache import JudgmentCache, request_key
-from ratio.judge.interface import (
-    Backend,
-    Completion,
-    FatalBackendError,
-    RequestRejected,
-    TransientError,
-)
+from ratio.judge.interface import Backend, Completion, RequestRejected, TransientError
 from ratio.judge.prompts import InvalidResponse, Prompt, example_answer, verdicts_only
 from ratio.run import RunDir
 from ratio.schemas import JUDGMENTS
@@ -143,15 +138,9 @@ class Usage:
     seconds: float = 0.0
     by_prompt: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    @property
-    def judgments_per_s(self) -> float:
-        return self.new / self.seconds if self.seconds > 0 else 0.0
-
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["judgments_per_s"] = round(self.judgments_per_s, 4)
-        d["cost_usd"] = round(self.cost_usd, 6)
-        return d
+        rate = round(self.new / self.seconds, 4) if self.seconds > 0 else 0.0
+        return asdict(self) | {"judgments_per_s": rate, "cost_usd": round(self.cost_usd, 6)}
 
 
 def price_of(prices: dict, model: str, batch: bool) -> tuple[float, float]:
@@ -202,9 +191,6 @@ class Judge:
             self.backend.kind, self.backend.model, p.id, p.version, digest, task.user
         )
 
-    def threshold(self, prompt: Prompt) -> float:
-        return float(self.thresholds.get(prompt.id, 0.5))
-
     def interpret(self, task: Task, c: Completion) -> dict:
         """The parsed answer of one completion; raises :class:`InvalidResponse`."""
         p = task.prompt
@@ -222,23 +208,19 @@ class Judge:
             "verdict_p": c.verdict_p,
         }
 
-    def _request(self, task: Task, n_invalid: int) -> Completion:
+    def _request(self, task: Task, invalid: int) -> Completion:
         p = task.prompt
-        kw: dict[str, Any] = {"max_tokens": self.max_tokens, "seed": self.seed + n_invalid}
+        kw: dict[str, Any] = {"max_tokens": self.max_tokens, "seed": self.seed + invalid}
+        kw["schema"] = self.schema(p)
         if self.scoring == "logprob":
-            return self.backend.score(task.messages(), shape=p.shape, schema=self.schema(p), **kw)
-        temperature = self._temperature(n_invalid)
-        return self.backend.complete(
-            task.messages(), schema=self.schema(p), temperature=temperature, **kw
-        )
+            return self.backend.score(task.messages(), shape=p.shape, **kw)
+        return self.backend.complete(task.messages(), temperature=self._temperature(invalid), **kw)
 
     def schema(self, prompt: Prompt) -> dict:
         return prompt.schema if self.reasons else verdicts_only(prompt.schema)
 
-    def _temperature(self, n_invalid: int) -> float:
-        return (
-            self.temperature if n_invalid == 0 else max(self.temperature, min(1.0, 0.3 * n_invalid))
-        )
+    def _temperature(self, invalid: int) -> float:
+        return self.temperature if invalid == 0 else max(self.temperature, min(1.0, 0.3 * invalid))
 
     def _charge(self, used: Result | Completion, batch: bool) -> None:
         pin, pout = price_of(self.prices, self.backend.model, batch)
@@ -284,16 +266,14 @@ class Judge:
         out: dict[str, Result] = {}
         it = iter(todo)
         with ThreadPoolExecutor(max_workers=self.backend.concurrency) as pool:
-            running = {}
-            try:
-                for key, task in it:  # keep at most 2x workers in flight: cheap interruption
-                    running[pool.submit(self._one, task, key)] = key
-                    if len(running) >= 2 * self.backend.concurrency:
-                        break
+            running = set()
+            try:  # keep at most 2x workers in flight: cheap interruption
+                for key, task in itertools.islice(it, 2 * self.backend.concurrency):
+                    running.add(pool.submit(self._one, task, key))
                 while running:
                     done, _ = wait(running, return_when=FIRST_COMPLETED)
                     for f in done:
-                        running.pop(f)
+                        running.remove(f)
                         res, cacheable = f.result()
                         self.usage.requests += res.attempts
                         self.usage.retries += max(0, res.attempts - 1)
@@ -302,9 +282,8 @@ class Judge:
                             self._store(res)
                         out[res.key] = res
                         bar.update(1)
-                        nxt = next(it, None)
-                        if nxt is not None:
-                            running[pool.submit(self._one, nxt[1], nxt[0])] = nxt[0]
+                        for key, task in itertools.islice(it, 1):  # the next task, if any
+                            running.add(pool.submit(self._one, task, key))
             except BaseException:
                 for f in running:
                     f.cancel()
@@ -422,7 +401,7 @@ class Judge:
             if r.task is not t:  # a duplicate request: same answer, this task's labels
                 r = replace(r, task=t, input_tokens=0, output_tokens=0, cached=True)
             if r.p_accept is not None:  # the calibrated verdict, from the cached probability
-                r.accepted = r.p_accept >= self.threshold(t.prompt)
+                r.accepted = r.p_accept >= float(self.thresholds.get(t.prompt.id, 0.5))
             out.append(r)
             bp = u.by_prompt.setdefault(t.prompt.id, {"n": 0, "accepted": 0, "invalid": 0})
             bp["n"] += 1
@@ -439,7 +418,6 @@ def write_report(out_dir: Path, report: dict, markdown: str) -> None:
 
 
 def results_table(results: Sequence[Result], backend: Backend) -> pa.Table:
-    """The JUDGMENTS table of a run's results."""
     cols: dict[str, list] = {f.name: [] for f in JUDGMENTS}
     for r in results:
         t = r.task
@@ -484,4 +462,4 @@ def open_judge(config, *, backend: Backend | None = None, progress: bool = True,
     )
 
 
-__all__ = ["FatalBackendError", "Judge", "Result", "Shot", "Task", "Usage", "results_table"]
+__all__ = ["Judge", "Result", "Shot", "Task", "Usage", "results_table"]

@@ -11,7 +11,7 @@ pool is the source split's, copied unchanged.
 from __future__ import annotations
 
 import shutil
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,10 +101,8 @@ def build_silver(
         rows = sample.to_pylist()
         flags = [bool(decisions.get(r["query_id"])) for r in rows]
         kept[rel] = [r["query_id"] for r, keep in zip(rows, flags, strict=True) if keep]
-        per_marker: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for row, keep in zip(rows, flags, strict=True):
-            per_marker[row["marker"]][0] += 1
-            per_marker[row["marker"]][1] += int(keep)
+        sampled = Counter(r["marker"] for r in rows)
+        kept_m = Counter(r["marker"] for r, keep in zip(rows, flags, strict=True) if keep)
         per_prompt = {}
         for p in prompts:
             rs = [r for r in results if r.task.prompt.id == p.id]
@@ -122,8 +120,8 @@ def build_silver(
             "kept_fraction": _fraction(len(kept[rel]), len(rows)),
             "prompts": per_prompt,
             "markers": {
-                m: {"sampled": s, "kept": k, "kept_fraction": _fraction(k, s)}
-                for m, (s, k) in sorted(per_marker.items(), key=lambda x: (-x[1][0], x[0]))
+                m: {"sampled": s, "kept": kept_m[m], "kept_fraction": _fraction(kept_m[m], s)}
+                for m, s in sorted(sampled.items(), key=lambda x: (-x[1], x[0]))
             },
             "anaphora": anaphora_table([r["marker"] for r in rows], flags),
         }

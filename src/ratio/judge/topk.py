@@ -111,8 +111,7 @@ def discovered_positives(
 ) -> dict[str, Any]:
     """Appendix G: accepted non-gold candidates, how often, from which paper, how lexical."""
     n = len(lists)
-    with_alt = alt_without_gold = 0
-    n_alt = cross = 0
+    with_alt = alt_without_gold = n_alt = cross = 0
     disc_pairs: list[tuple[str, str]] = []
     for q, lst in lists.items():
         alts = [c for c in lst if c in accepted.get(q, ()) and c != gold.get(q)]
@@ -170,7 +169,7 @@ def retriever_judge_agreement(
         "recall_accepted": ra,
         "recall_rejected": rr,
         "delta": ra - rr,
-        "odds_ratio": odds(ra) / odds(rr) if odds(rr) and not np.isnan(odds(rr)) else float("nan"),
+        "odds_ratio": odds(ra) / odds(rr),  # odds() is nan or > 0
     }
 
 
@@ -198,7 +197,9 @@ def load_judged_split(config: RunConfig, split: str | None) -> tuple[RunDir, str
 
 
 @dataclass
-class TopkResult:
+class JudgedLists:
+    """What :func:`judge_topk` and ``judge_pairwise`` return (``out_dir`` None: not written)."""
+
     relation: str
     report: dict[str, Any]
     results: list[Result]
@@ -216,7 +217,7 @@ def judge_topk(
     prompt_names: list[str] | None = None,
     depth: int | None = None,
     write: bool = True,
-) -> TopkResult:
+) -> JudgedLists:
     """Judge every system's top-``depth`` for a stratified sample of ``relation`` queries."""
     run_dir, split, bench = load_judged_split(config, split)
     k = depth or config.judge.topk_depth
@@ -225,8 +226,7 @@ def judge_topk(
     q_rel = bench.queries.filter(pc.equal(bench.queries["relation"], relation))
     gold_all = texts_by_id(q_rel, "query_id", "gold_id")
     common = set(q_rel["query_id"].to_pylist())
-    for run in loaded.values():
-        common &= set(run.query_ids)
+    common = common.intersection(*(r.query_ids for r in loaded.values()))
     if not common:
         raise RatioError(
             f"no {relation} query of split {split!r} is in every run ({', '.join(map(str, runs.values()))}); "
@@ -302,7 +302,7 @@ def judge_topk(
             out_dir / "judgments.parquet", results_table(results, judge.backend), meta
         )
         write_report(out_dir, report, topk_markdown(report))
-    return TopkResult(relation, report, results, out_dir)
+    return JudgedLists(relation, report, results, out_dir)
 
 
 def _pct(x: float) -> str:

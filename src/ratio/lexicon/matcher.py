@@ -52,10 +52,7 @@ class MarkerMatcher:
             key = normalize_marker(text[start:pos])
             hit = table.get(key)
             if hit is not None:
-                rest = pos + 1
-                n = len(text)
-                while rest < n and text[rest].isspace():
-                    rest += 1
+                rest = len(text) - len(text[pos + 1 :].lstrip())  # after the comma's spaces
                 best = MarkerMatch(key, hit[0], rest, hit[1])
             if not self._multi_comma:
                 break

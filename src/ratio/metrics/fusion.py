@@ -24,9 +24,7 @@ RRF_K = 60
 
 def minmax(scores: np.ndarray) -> np.ndarray:
     """Scores mapped to [0, 1]; a list of equal scores maps to all ones."""
-    if len(scores) == 0:
-        return scores.astype(np.float64)
-    lo, hi = float(scores.min()), float(scores.max())
+    lo, hi = (float(scores.min()), float(scores.max())) if len(scores) else (0.0, 0.0)
     if hi - lo <= 0:
         return np.ones(len(scores))
     return (scores.astype(np.float64) - lo) / (hi - lo)
@@ -40,11 +38,7 @@ def rrf_fuse(
     name: str = "",
 ) -> Run:
     """Reciprocal-rank fusion; ranks are 1-based."""
-
-    def contrib(scores: np.ndarray) -> np.ndarray:
-        return 1.0 / (rrf_k + np.arange(1, len(scores) + 1))
-
-    return _fuse(runs, k, contrib, weights, name)
+    return _fuse(runs, k, lambda s: 1.0 / (rrf_k + np.arange(1, len(s) + 1)), weights, name)
 
 
 def score_fuse(

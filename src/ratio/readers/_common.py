@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -105,11 +105,10 @@ def _load_json_document(path: Path, report: DropReport) -> list[tuple[int, dict[
 
 
 def record_id(
-    rec: dict[str, Any], keys: Iterable[str], path: Path, line: int, report: DropReport
+    rec: dict[str, Any], keys: tuple[str, ...], path: Path, line: int, report: DropReport
 ) -> str | None:
     """The first non-empty id among ``keys`` (dotted paths allowed), or report ``missing_id``."""
-    names = list(keys)
-    for key in names:
+    for key in keys:
         value: Any = rec
         for part in key.split("."):
             value = value.get(part) if isinstance(value, dict) else None
@@ -117,7 +116,7 @@ def record_id(
             continue
         if isinstance(value, (int, str)) and str(value).strip():
             return str(value).strip()
-    report.reject(path, line, f"record has no id (looked for {', '.join(names)})", "missing_id")
+    report.reject(path, line, f"record has no id (looked for {', '.join(keys)})", "missing_id")
     return None
 
 
@@ -169,9 +168,7 @@ def folder_papers(
     for file in files:
         pid = file.relative_to(root).with_suffix("").as_posix()
         paper = read_file(file, pid, report)
-        if paper is not None:
-            paper = finish_paper(paper, report)
-        if paper is not None:
+        if paper is not None and (paper := finish_paper(paper, report)) is not None:
             yield paper
 
 
@@ -220,17 +217,12 @@ def to_iso_date(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
     m = _ISO_DATE.match(value.strip())
-    if not m:
-        return None
-    return "-".join(g for g in m.groups() if g)
+    return "-".join(g for g in m.groups() if g) if m else None
 
 
 def clean_str(value: Any) -> str | None:
     """A stripped, whitespace-joined string, or ``None`` for empty/non-string values."""
-    if not isinstance(value, str):
-        return None
-    s = " ".join(value.split())
-    return s or None
+    return (" ".join(value.split()) or None) if isinstance(value, str) else None
 
 
 def dict_field(rec: dict[str, Any], key: str) -> dict[str, Any]:
@@ -240,7 +232,6 @@ def dict_field(rec: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def str_field(rec: dict[str, Any], key: str) -> str:
-    """``rec[key]`` if it is a string, else ``""``."""
     value = rec.get(key)
     return value if isinstance(value, str) else ""
 

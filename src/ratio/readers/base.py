@@ -79,7 +79,6 @@ class DropReport:
             self.log(msg)
 
     def reject(self, source: str | Path, line: int | None, reason: str, kind: str) -> None:
-        """``skip`` the ``InputError`` made of these parts."""
         self.skip(InputError(source, line, reason, kind))
 
     def count(self, kind: str, n: int = 1) -> None:
@@ -99,11 +98,10 @@ def list_inputs(inputs: Iterable[str | Path], fmt: str) -> list[Path]:
             if not p.exists():  # a glob can match a broken link
                 raise InputError(p, None, "no such file or directory", "missing_file")
             if p.is_dir() and not reader.folder:
-                found.extend(
-                    sorted(
-                        q for q in p.rglob("*") if q.is_file() and q.name.endswith(reader.suffixes)
-                    )
+                files = (
+                    q for q in p.rglob("*") if q.is_file() and q.name.endswith(reader.suffixes)
                 )
+                found.extend(sorted(files))
             else:
                 found.append(p)
     return found

@@ -81,9 +81,8 @@ def load_metadata(path: str | Path, report: DropReport) -> list[Row]:
 
 
 def _is_jsonl(p: Path, text: str) -> bool:
-    if p.suffix.lower() in (".jsonl", ".json"):
-        return True
-    return p.suffix.lower() != ".csv" and text.lstrip()[:1] == "{"
+    suffix = p.suffix.lower()
+    return suffix in (".jsonl", ".json") or (suffix != ".csv" and text.lstrip()[:1] == "{")
 
 
 def _csv_rows(p: Path, text: str):
@@ -115,8 +114,7 @@ def _jsonl_rows(p: Path, text: str, report: DropReport):
 def _text(value) -> str | None:
     if value is None or isinstance(value, (dict, list)):
         return None
-    s = " ".join(str(value).split())
-    return s or None
+    return " ".join(str(value).split()) or None
 
 
 def _row(p: Path, line: int, raw: dict, report: DropReport) -> Row | None:
@@ -127,8 +125,7 @@ def _row(p: Path, line: int, raw: dict, report: DropReport) -> Row | None:
     row = Row(id=pid, line=line, title=_text(raw.get("title")), venue=_text(raw.get("venue")))
     year = _text(raw.get("year"))
     if year is not None:
-        if year.endswith(".0"):
-            year = year[:-2]  # a spreadsheet wrote 2008 as 2008.0
+        year = year.removesuffix(".0")  # a spreadsheet wrote 2008 as 2008.0
         if _YEAR.match(year) and 1500 <= int(year) <= 2199:
             row.year = int(year)
         else:

@@ -255,16 +255,14 @@ def _split_gaps(
         glyphs = [c for c in piece if c[0] != " "]
         if not glyphs:
             continue
-        text = "".join(c[0] for c in piece).strip().translate(_LIGATURES)
-        sizes = Counter(round(c[5], 1) for c in glyphs)
         seg = Segment(
-            text=" ".join(text.split()),
+            text=" ".join("".join(c[0] for c in piece).translate(_LIGATURES).split()),
             x0=min(c[1] for c in glyphs),
             x1=max(c[2] for c in glyphs),
             # the typical glyph's extent: one tall math glyph must not stretch the line
             top=statistics.median_low([c[3] for c in glyphs]),
             bottom=statistics.median_high([c[4] for c in glyphs]),
-            size=sizes.most_common(1)[0][0],
+            size=Counter(round(c[5], 1) for c in glyphs).most_common(1)[0][0],
         )
         segs.append((seg, glyphs[0][6]))
     return segs

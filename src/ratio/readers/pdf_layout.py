@@ -35,7 +35,7 @@ import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import groupby, pairwise
 
 import numpy as np
 
@@ -248,23 +248,14 @@ def _page_chunks(page: PageText, body: float, g: float | None) -> list[_Chunk]:
         rows = _drop_footnotes(_rows(segs), body)
         return [_Chunk(rows, *_edges(rows, body))]
     groups: list[tuple[str, list[Segment]]] = []  # ("L"|"R"|"S", segments)
-    band_l: list[Segment] = []
-    band_r: list[Segment] = []
-    span: list[Segment] = []
-    for s in segs:
-        if s.x0 < g - 2 and s.x1 > g + 2:
-            if band_l or band_r:
-                groups += [("L", band_l), ("R", band_r)]
-                band_l, band_r = [], []
-            span.append(s)
-            continue
-        if span:
-            groups.append(("S", span))
-            span = []
-        (band_l if (s.x0 + s.x1) / 2 < g else band_r).append(s)
-    if span:
-        groups.append(("S", span))
-    groups += [("L", band_l), ("R", band_r)]
+    # a run of segments that cross the gutter is a full-width band; the others split in two
+    for spans, run in groupby(segs, key=lambda s: s.x0 < g - 2 and s.x1 > g + 2):
+        band = list(run)
+        if spans:
+            groups.append(("S", band))
+        else:
+            groups.append(("L", [s for s in band if (s.x0 + s.x1) / 2 < g]))
+            groups.append(("R", [s for s in band if (s.x0 + s.x1) / 2 >= g]))
     rows_of = [(side, _rows(group)) for side, group in groups if group]
     # footnotes sit at the bottom of a column, under its last body-size row
     for side in ("L", "R"):

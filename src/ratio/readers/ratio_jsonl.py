@@ -20,20 +20,13 @@ from ratio.text.markdown import parse_markdown
 
 
 def _year(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
     if isinstance(value, str) and value[:4].isdigit():
         return int(value[:4])
-    return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _str_or_none(value: object) -> str | None:
-    if isinstance(value, str):
-        value = value.strip()
-        return value or None
-    return None
+    return (value.strip() or None) if isinstance(value, str) else None
 
 
 @register_reader("ratio-jsonl", suffixes=(".jsonl", ".jsonl.gz", ".jsonl.zst"))

@@ -51,13 +51,8 @@ def _find_parse(rec: dict[str, Any]) -> dict[str, Any]:
     """The first parse that has body paragraphs; the record itself for flat layouts."""
     for key in _PARSE_KEYS:
         value = rec.get(key)
-        candidates = value if isinstance(value, list) else [value]
-        for cand in candidates:
-            if (
-                isinstance(cand, dict)
-                and isinstance(cand.get("body_text"), list)
-                and cand["body_text"]
-            ):
+        for cand in value if isinstance(value, list) else [value]:
+            if isinstance(cand, dict) and isinstance(body := cand.get("body_text"), list) and body:
                 return cand
     return rec
 

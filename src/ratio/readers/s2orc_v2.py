@@ -54,13 +54,6 @@ def read_s2orc_v2(path: Path, report: DropReport) -> Iterator[Paper]:
     return papers_from_records(path, report, ("corpusid", "corpus_id", "id", "paper_id"), _paper)
 
 
-def _paper(rec: dict[str, Any], pid: str, path: Path, line: int) -> Paper:
-    content = rec.get("content") if isinstance(rec.get("content"), dict) else rec.get("body")
-    if isinstance(content, dict):
-        return _annotated_paper(rec, content, pid, path, line)
-    return _pes2o_paper(rec, pid, path, line)
-
-
 register_reader("pes2o", suffixes=_SUFFIXES)(read_s2orc_v2)
 
 
@@ -83,30 +76,25 @@ def _spans(annotations: dict[str, Any], *names: str) -> list[dict[str, Any]]:
         except (KeyError, TypeError, ValueError):
             continue
         if 0 <= start < end:
-            attrs = dict_field(span, "attributes")
-            out.append({"start": start, "end": end, "attributes": attrs})
+            out.append({"start": start, "end": end, "attributes": dict_field(span, "attributes")})
     out.sort(key=lambda s: (s["start"], s["end"]))
     return out
 
 
-def _metadata(rec: dict[str, Any]) -> tuple[int | None, str | None, str | None]:
-    """Year, date and venue from whichever top-level fields a record carries."""
-    date = to_iso_date(rec.get("publicationdate")) or to_iso_date(rec.get("created"))
-    # peS2o's "created" may be a bare year ("some only down to the year")
-    year = to_year(rec.get("year")) or to_year(date) or to_year(rec.get("created"))
-    return year, date, clean_str(rec.get("venue"))
-
-
-def _annotated_paper(
-    rec: dict[str, Any], content: dict[str, Any], pid: str, path: Path, line: int
-) -> Paper:
+def _paper(rec: dict[str, Any], pid: str, path: Path, line: int) -> Paper:
+    content = rec.get("content") if isinstance(rec.get("content"), dict) else rec.get("body")
+    if not isinstance(content, dict):  # peS2o: plain text, no annotations
+        content = {"text": rec.get("text")}
     text = str_field(content, "text")
     ann = dict_field(content, "annotations")
     title = clean_str(rec.get("title"))
     if title is None:
         for span in _spans(ann, "title")[:1]:
             title = clean_str(text[span["start"] : span["end"]])
-    year, date, venue = _metadata(rec)
+    date = to_iso_date(rec.get("publicationdate")) or to_iso_date(rec.get("created"))
+    # peS2o's "created" may be a bare year ("some only down to the year")
+    year = to_year(rec.get("year")) or to_year(date) or to_year(rec.get("created"))
+    venue = clean_str(rec.get("venue"))
     if venue is None:
         for span in _spans(ann, "venue")[:1]:
             venue = clean_str(text[span["start"] : span["end"]])
@@ -171,11 +159,3 @@ def _plain_sections(text: str, guess_title: bool) -> tuple[str | None, list[Sect
         else:
             sections[-1].paragraphs.append(join_soft_breaks(block))
     return title, sections
-
-
-def _pes2o_paper(rec: dict[str, Any], pid: str, path: Path, line: int) -> Paper:
-    title = clean_str(rec.get("title"))
-    block_title, sections = _plain_sections(str_field(rec, "text"), guess_title=title is None)
-    year, date, venue = _metadata(rec)
-    title = title or block_title
-    return Paper(pid, title, year, sections, date=date, venue=venue, source=str(path), line=line)

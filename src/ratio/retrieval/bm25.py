@@ -61,15 +61,12 @@ class Bm25Tokenizer:
     def config(self) -> dict[str, Any]:
         return {"ngram": self.ngram, "stopwords": self.stopwords_lang, "stemmer": self.stemmer_lang}
 
-    def _stem_all(self, words: set[str]) -> None:
-        new = [w for w in words if w not in self._stems]
+    def tokenize(self, texts: list[str]) -> list[list[str]]:
+        words_per_text = [[w for w in self._split(t.lower()) if w not in self._stop] for t in texts]
+        new = [w for w in {w for ws in words_per_text for w in ws} if w not in self._stems]
         if new:
             stems = self._stemmer.stemWords(new) if self._stemmer else new
             self._stems.update(zip(new, stems, strict=True))
-
-    def tokenize(self, texts: list[str]) -> list[list[str]]:
-        words_per_text = [[w for w in self._split(t.lower()) if w not in self._stop] for t in texts]
-        self._stem_all({w for ws in words_per_text for w in ws})
         out = []
         n = self.ngram
         for ws in words_per_text:
@@ -165,7 +162,6 @@ class BM25Retriever(Retriever):
     def search(self, queries: list[str], k: int, query_ids: Sequence[str] | None = None) -> Run:
         """Top-k candidates per query; candidates sharing no term with a query are left out
         (their ranking would be arbitrary), so a list may be shorter than ``k``."""
-        self._check_indexed()
         return self.search_tokens(self.tokenizer.tokenize(queries), k, query_ids)
 
     def search_tokens(

@@ -67,9 +67,6 @@ class EmbeddingCache:
     def __len__(self) -> int:
         return len(self._index)
 
-    def __contains__(self, text: str) -> bool:
-        return text_key(text) in self._index
-
     def _write_shard(self, keys: list[bytes], vecs: np.ndarray) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         meta = self.dir / "meta.json"

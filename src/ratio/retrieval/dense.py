@@ -131,7 +131,7 @@ class Encoder:
 
     @property
     def dim(self) -> int:
-        if self.backend == "static":
+        if self.backend == "static" or self.backend in EXPORTED:
             return int(self.model.dim)
         return int(self.model.get_sentence_embedding_dimension())
 

@@ -304,10 +304,8 @@ def ensure_export(st: Any, key: str, variant: str) -> Path:
     fp32 = _built_once(root / key / "fp32", lambda d: export_onnx(st, d, key))
     if variant == "fp32":
         return fp32 / ONNX_FILE
-    if variant == "int8":
-        d = root / key / f"int8-{recipe_tag(INT8_RECIPE)}"
-        return _built_once(d, lambda out: quantize_int8(fp32, out, st, INT8_RECIPE)) / ONNX_FILE
-    raise RatioError(f"unknown export variant {variant!r}")
+    d = root / key / f"int8-{recipe_tag(INT8_RECIPE)}"
+    return _built_once(d, lambda out: quantize_int8(fp32, out, st, INT8_RECIPE)) / ONNX_FILE
 
 
 class OrtSession:
@@ -374,9 +372,6 @@ class ExportedEncoder:
             if threads not in self._sessions:
                 self._sessions[threads] = self._open(threads)
             return self._sessions[threads]
-
-    def get_sentence_embedding_dimension(self) -> int:
-        return self.dim
 
     @property
     def dim(self) -> int:

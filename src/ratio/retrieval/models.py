@@ -99,12 +99,6 @@ def models_dirs() -> list[Path]:
     return [*(Path(p) for p in env.split(os.pathsep) if p), REPO_ROOT / "models"]
 
 
-def _is_model_dir(p: Path) -> bool:
-    return p.is_dir() and any(
-        (p / f).exists() for f in ("modules.json", "config.json", "model.safetensors")
-    )
-
-
 def resolve_model(name_or_path: str) -> tuple[Path, ModelSpec]:
     """Find a model's directory (already on disk) from a registry name, a directory name or a
     path."""
@@ -119,7 +113,9 @@ def resolve_model(name_or_path: str) -> tuple[Path, ModelSpec]:
     for d in models_dirs():
         candidates += [d / n for n in names]
     for c in candidates:
-        if _is_model_dir(c):
+        if c.is_dir() and any(
+            (c / f).exists() for f in ("modules.json", "config.json", "model.safetensors")
+        ):
             c = c.resolve()
             if spec is None:
                 spec = KNOWN_MODELS.get(c.name) or ModelSpec(c.name, static=is_static(c))
@@ -133,11 +129,8 @@ def resolve_model(name_or_path: str) -> tuple[Path, ModelSpec]:
 
 def is_static(path: Path) -> bool:
     """model2vec directories have a config with ``model_type: model2vec``."""
-    cfg = path / "config.json"
-    if not cfg.exists():
-        return False
     try:
-        data = json.loads(cfg.read_text(encoding="utf-8"))
+        data = json.loads((path / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     return data.get("model_type") == "model2vec"

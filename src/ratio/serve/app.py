@@ -92,10 +92,7 @@ class _Filters(BaseModel):
         return v
 
     def filters(self) -> dict[str, Any]:
-        venue, exclude_paper = self.venue or None, self.exclude_paper or None
-        return dict(
-            year_min=self.year_min, year_max=self.year_max, venue=venue, exclude_paper=exclude_paper
-        )
+        return self.model_dump(include={"year_min", "year_max", "venue", "exclude_paper"})
 
 
 class SearchRequest(_Filters):
@@ -104,10 +101,6 @@ class SearchRequest(_Filters):
         description="address: approaches to a stated problem; broaden: more general "
         "formulations; specify: concrete instances.",
     )
-
-
-class MovesRequest(_Filters):
-    pass
 
 
 class Context(BaseModel):
@@ -181,12 +174,11 @@ class Metrics:
             routes.setdefault(route, {"requests": 0, "by_status": {}})
             routes[route]["requests"] += n
             routes[route]["by_status"][str(status)] = n
-        for route, a in lats.items():
-            if len(a):
-                p50, p95, p99 = np.percentile(a, [50, 95, 99])
-                stats = {"p50": p50, "p95": p95, "p99": p99, "mean": a.mean()}
-                latency = {name: round(float(v), 3) for name, v in stats.items()}
-                routes[route]["latency_ms"] = {**latency, "window": len(a)}
+        for route, a in lats.items():  # a route's deque is made with its first latency
+            p50, p95, p99 = np.percentile(a, [50, 95, 99])
+            stats = {"p50": p50, "p95": p95, "p99": p99, "mean": a.mean()}
+            latency = {name: round(float(v), 3) for name, v in stats.items()}
+            routes[route]["latency_ms"] = {**latency, "window": len(a)}
         return {
             "uptime_s": round(time.time() - self.started, 1),
             "requests": sum(counts.values()),
@@ -310,13 +302,13 @@ def create_app(engine: SearchEngine) -> FastAPI:
         Field(None, description=_Filters.model_fields["retriever"].description),
     )
     search_model = create_model("SearchRequest", __base__=SearchRequest, retriever=retriever_field)
-    moves_model = create_model("MovesRequest", __base__=MovesRequest, retriever=retriever_field)
+    moves_model = create_model("MovesRequest", __base__=_Filters, retriever=retriever_field)
 
     def search(req: SearchRequest) -> Response:
         """Top-k inspirations for one statement and one ideation move."""
         return _json(engine.search(req.query, req.move, req.k, req.retriever, **req.filters()))
 
-    def moves(req: MovesRequest) -> Response:
+    def moves(req: _Filters) -> Response:
         """Address, Broaden and Specify side by side for one statement."""
         return _json(engine.moves(req.query, req.k, req.retriever, **req.filters()))
 
@@ -354,10 +346,8 @@ def create_app(engine: SearchEngine) -> FastAPI:
     return app
 
 
-def serve(
-    engine: SearchEngine, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning"
-) -> None:
+def serve(engine: SearchEngine, host: str = "127.0.0.1", port: int = 8000) -> None:
     """Run the app with uvicorn until interrupted."""
     import uvicorn
 
-    uvicorn.run(create_app(engine), host=host, port=port, log_level=log_level)
+    uvicorn.run(create_app(engine), host=host, port=port, log_level="warning")

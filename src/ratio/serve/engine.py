@@ -115,22 +115,21 @@ class SearchEngine:
         deployment. ``warm`` names retrievers to load now (``auto``: each move's default)."""
         cfg = config if isinstance(config, RunConfig) else load_config(config)
         serve = cfg.serve
-        source = source or getattr(serve, "source", "") or "benchmark"
-        split = split if split is not None else getattr(serve, "split", "")
+        source = source or serve.source or "benchmark"
+        split = split if split is not None else serve.split
         # an argument is a path as the caller typed it (relative to the working directory);
         # the config's own value is relative to the config file, like every path in it
-        configured = getattr(serve, "candidates", "")
-        cand = candidates or (cfg.resolve(configured) if configured else None)
+        cand = candidates or (cfg.resolve(serve.candidates) if serve.candidates else None)
+        index_dir = index_dir or (cfg.resolve(serve.index_dir) if serve.index_dir else None)
         spec = pool_spec(cfg, source=source, split=split, candidates=cand, index_dir=index_dir)
         pool = prepare_pool(spec, progress=progress)
-        dense_model = getattr(serve, "model", "") or next(
-            (s.model for s in cfg.evaluate.systems if s.kind == "dense" and s.model), ""
+        dense_model = serve.model or next(
+            (s.model for s in cfg.evaluate.systems if s.kind == "dense" and s.model),
+            DEFAULT_DENSE_MODEL,
         )
         systems: dict[str, SystemConfig] = {
             "bm25": SystemConfig(name="bm25", kind="bm25"),
-            "dense": SystemConfig(
-                name="dense", kind="dense", model=dense_model or DEFAULT_DENSE_MODEL
-            ),
+            "dense": SystemConfig(name="dense", kind="dense", model=dense_model),
             **{s.name: s for s in cfg.evaluate.systems if s.name},
         }
         eng = cls(
@@ -140,9 +139,9 @@ class SearchEngine:
             trained=find_trained(cfg),
             unified=find_unified(cfg),
             embedding_cache=RunDir.of(cfg).embeddings,
-            dense_index=getattr(serve, "index", "flat") or "flat",
-            dense_backend=getattr(serve, "backend", "auto") or "auto",
-            dense_query_backend=getattr(serve, "query_backend", ""),
+            dense_index=serve.index or "flat",
+            dense_backend=serve.backend or "auto",
+            dense_query_backend=serve.query_backend,
         )
         eng.warm(warm)
         return eng
@@ -160,12 +159,8 @@ class SearchEngine:
 
     def retriever_names(self) -> list[str]:
         """Names a request may pass as ``retriever``."""
-        names = [AUTO, *self.systems, "hybrid"]
-        if self.trained:
-            names.append("trained")
-        if self.unified:
-            names.append("unified")
-        return list(dict.fromkeys(names))
+        trained = [n for n, have in (("trained", self.trained), ("unified", self.unified)) if have]
+        return list(dict.fromkeys([AUTO, *self.systems, "hybrid", *trained]))
 
     def resolve(self, name: str | None, move: str, _depth: int = 0) -> tuple[str, str]:
         """How retriever ``name`` answers for ``move``: the name responses report and the

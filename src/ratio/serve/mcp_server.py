@@ -34,6 +34,7 @@ DESCRIPTIONS = {
     "particular instance (zoom out).",
     "specify": "Find concrete instances, mechanisms or examples that instantiate `statement` "
     "(zoom in).",
+    "moves": "Address, Broaden and Specify side by side for one `statement`.",
 }
 
 
@@ -75,13 +76,6 @@ K = Annotated[int, Field(ge=1, le=MAX_K, description="How many results.")]
 Year = Annotated[int | None, Field(ge=0, le=9999)]
 
 
-def _filters(
-    year_min: int | None, year_max: int | None, venue: str | None, exclude_paper: str | None
-) -> dict[str, Any]:
-    """The engine's filter keywords; the tools spell each one out for the MCP schema."""
-    return dict(year_min=year_min, year_max=year_max, venue=venue, exclude_paper=exclude_paper)
-
-
 def build_server(get_engine: Callable[[], SearchEngine]):
     """The MCP server object with one tool per move plus ``moves`` (all three)."""
     server_class, tool_error = _sdk()
@@ -93,53 +87,39 @@ def build_server(get_engine: Callable[[], SearchEngine]):
         except RatioError as e:  # the agent should read why (empty statement, unknown retriever)
             raise tool_error(str(e)) from e
 
-    def make_tool(move: str):
+    def make_tool(name: str, default_k: int):
         def tool(
             statement: Statement,
-            k: K = 10,
+            k: K = default_k,
             year_min: Year = None,
             year_max: Year = None,
             venue: str | None = None,
             exclude_paper: str | None = None,
             retriever: str | None = None,
         ) -> dict[str, Any]:
-            filters = _filters(year_min, year_max, venue, exclude_paper)
-            res = run(get_engine().search, statement, move, k, retriever, **filters)
+            filters = dict(
+                year_min=year_min, year_max=year_max, venue=venue, exclude_paper=exclude_paper
+            )
+            if name == "moves":
+                res = run(get_engine().moves, statement, k, retriever, **filters)
+                return {
+                    m: {"retriever": r["retriever"], "results": [_compact(h) for h in r["results"]]}
+                    for m, r in res["moves"].items()
+                }
+            res = run(get_engine().search, statement, name, k, retriever, **filters)
             return {
-                "move": move,
+                "move": name,
                 "retriever": res["retriever"],
                 "note": res["note"],
                 "results": [_compact(h) for h in res["results"]],
             }
 
-        tool.__name__ = move
-        tool.__doc__ = DESCRIPTIONS[move]
+        tool.__name__ = name  # the SDK names the tool's argument schema after it
         return tool
 
-    for move in MOVES:
-        server.add_tool(make_tool(move), name=move, description=DESCRIPTIONS[move])
-
-    def moves(
-        statement: Statement,
-        k: K = 5,
-        year_min: Year = None,
-        year_max: Year = None,
-        venue: str | None = None,
-        exclude_paper: str | None = None,
-        retriever: str | None = None,
-    ) -> dict[str, Any]:
-        filters = _filters(year_min, year_max, venue, exclude_paper)
-        res = run(get_engine().moves, statement, k, retriever, **filters)
-        return {
-            m: {"retriever": r["retriever"], "results": [_compact(h) for h in r["results"]]}
-            for m, r in res["moves"].items()
-        }
-
-    server.add_tool(
-        moves,
-        name="moves",
-        description="Address, Broaden and Specify side by side for one `statement`.",
-    )
+    for name in (*MOVES, "moves"):
+        tool = make_tool(name, 5 if name == "moves" else 10)
+        server.add_tool(tool, name=name, description=DESCRIPTIONS[name])
     return server
 
 

@@ -42,18 +42,13 @@ class ServeError(RatioError):
 
 def _signature(paths: Iterable[Path]) -> list[list]:
     """What the pool was built from: each input's path, size and mtime (cheap to re-check)."""
-    out = []
-    for p in sorted(set(paths)):
-        st = p.stat()
-        out.append([str(p.resolve()), st.st_size, st.st_mtime_ns])
-    return out
+    stats = [(p, p.stat()) for p in sorted(set(paths))]
+    return [[str(p.resolve()), st.st_size, st.st_mtime_ns] for p, st in stats]
 
 
 def _read_many(paths: Sequence[Path], columns: list[str] | None = None) -> pa.Table | None:
     tables = [pq.read_table(p, columns=columns) for p in paths]
-    if not tables:
-        return None
-    return pa.concat_tables(tables, promote_options="permissive")
+    return pa.concat_tables(tables, promote_options="permissive") if tables else None
 
 
 def _dedup_first(table: pa.Table, key: str) -> pa.Table:
@@ -88,15 +83,13 @@ def _context(keys: pa.Table, sentences: pa.Table) -> pa.Table:
 def build_pool_table(
     candidates: pa.Table, papers: pa.Table | None, sentences: pa.Table | None
 ) -> pa.Table:
-    """Join candidates with paper metadata and sentence context into a :data:`ratio.schemas.POOL`
-    table."""
+    """Join candidates with paper metadata and sentence context into a :data:`POOL` table."""
     n = candidates.num_rows
     cand = candidates.append_column("_row", pa.array(np.arange(n, dtype=np.int64)))
     for name, typ in (("origin", pa.string()), ("marker", pa.string())):
         if name not in cand.column_names:
             cand = cand.append_column(name, pa.nulls(n, typ))
-    title = pa.nulls(n, pa.string())
-    venue = pa.nulls(n, pa.string())
+    title = venue = pa.nulls(n, pa.string())
     year = cand.column("year").cast(pa.int16())
     if papers is not None and papers.num_rows:
         p = _dedup_first(papers.select(["paper_id", "title", "year", "venue"]), "paper_id")
@@ -201,15 +194,14 @@ class PoolFile:
         self.where = directory
         self.dir = directory.root
         self.key = directory.root.name
-        meta = json.loads(directory.meta.read_text())
-        self.fingerprint: str = meta["fingerprint"]
-        self.meta = meta
+        self.meta = json.loads(directory.meta.read_text())
+        self.fingerprint: str = self.meta["fingerprint"]
         self._source = pa.memory_map(str(directory.pool_file), "r")
         self.table: pa.Table = pa.ipc.open_file(self._source).read_all()
         self.sorted_ids = np.load(directory.array("sorted_ids"), mmap_mode="r")
         self.order = np.load(directory.array("order"), mmap_mode="r")
         self.years = np.load(directory.array("years"), mmap_mode="r")  # -1 where unknown
-        self.venues: list[str] = meta.get("venues", [])
+        self.venues: list[str] = self.meta.get("venues", [])
         self.venue_codes = np.load(directory.array("venue_codes"), mmap_mode="r")  # -1: none
         self.paper_codes = np.load(directory.array("paper_codes"), mmap_mode="r")
         self._paper_ids = np.load(directory.array("paper_ids"), mmap_mode="r")
@@ -238,9 +230,8 @@ class PoolFile:
         return self.column("text").to_pylist()
 
     def rows(self, rows: Sequence[int]) -> list[dict]:
-        # one scalar per cell of the memory-mapped table: ``take`` would first concatenate
-        # whole columns (11 ms for 10 rows of a 124k pool), a one-row slice per row
-        # costs 3x this
+        # one scalar per cell: ``take`` would first concatenate whole columns of the memory-mapped
+        # table (11 ms for 10 rows of a 124k pool); a one-row slice per row costs 3x this
         out: list[dict] = [{} for _ in rows]
         for name in self.table.column_names:
             column = self.table.column(name)

@@ -10,7 +10,6 @@ serves for a move.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from ratio.config import RunConfig
 from ratio.records import RELATIONS
 from ratio.retrieval.models import PREFIX_SETUPS
 from ratio.run import UNIFIED, RunDir
+from ratio.stages import read_json
 from ratio.training.data import unified_prefixes
 from ratio.training.train import TRAINING_META
 from ratio.training.validation import PRIMARY, relation_metric
@@ -144,10 +144,7 @@ def _model(path: Path, meta: dict[str, Any], default_prefix: str) -> TrainedMode
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
+    data = read_json(path)
     return data if isinstance(data, dict) else {}
 
 
@@ -158,5 +155,4 @@ def _score(record: Any, move: str) -> float | None:
 
 
 def _best(values) -> float | None:
-    known = [v for v in values if v is not None]
-    return max(known) if known else None
+    return max((v for v in values if v is not None), default=None)

@@ -16,9 +16,8 @@ from ratio.text.hyphens import Vocabulary, decide
 
 # Display math inside a block, with an optional trailing equation number "(3.1)".
 _DISPLAY_MATH = re.compile(
-    r"\\\[.*?\\\](?:[ \t]*\([ \t]*[A-Z]?[\d.]+[a-z]?[ \t]*\))?"
-    r"|\$\$.*?\$\$(?:[ \t]*\([ \t]*[A-Z]?[\d.]+[a-z]?[ \t]*\))?"
-    r"|\\begin\{(equation|align|gather|multline|eqnarray|displaymath)(\*?)\}.*?\\end\{\1\2\}"
+    r"(?:\\\[.*?\\\]|\$\$.*?\$\$"
+    r"|\\begin\{(equation|align|gather|multline|eqnarray|displaymath)(\*?)\}.*?\\end\{\1\2\})"
     r"(?:[ \t]*\([ \t]*[A-Z]?[\d.]+[a-z]?[ \t]*\))?",
     re.S,
 )
@@ -156,12 +155,10 @@ def block_items(
     items: list[Item] = []
     for is_list, glines in groups:
         text = _join_lines(glines, vocab)
-        hard = False
         # Display math splits the paragraph: the two sides are not adjacent prose.
         if "\\[" in text or "$$" in text or "\\begin{" in text:
-            pieces = _DISPLAY_MATH.split(text)
-            # re.split also returns the capture groups; keep only the prose pieces
-            pieces = [p for k, p in enumerate(pieces) if k % 3 == 0]
+            # re.split also returns the two capture groups; keep only the prose pieces
+            pieces = _DISPLAY_MATH.split(text)[::3]
             if len(pieces) > 1:
                 drops["display_math"] += len(pieces) - 1
             for k, piece in enumerate(pieces):
@@ -169,8 +166,7 @@ def block_items(
                     items.append(DISPLAY)
                 piece = piece.strip()
                 if piece:
-                    items.append(Item(piece, is_list, hard or k > 0))
-                hard = True
+                    items.append(Item(piece, is_list, k > 0))
             continue
         items.append(Item(text, is_list, False))
     return items

@@ -58,7 +58,6 @@ def english_words() -> dict[str, int]:
 
 
 def is_word(word: str) -> bool:
-    """True when ``word`` (any case) is a known English word."""
     return english_words().get(word.lower(), 0) >= MIN_WORD_FREQ
 
 

@@ -101,19 +101,6 @@ _BREAK = _Break()
 _Block = _Heading | _Lines | _Break
 
 
-def _skip_past(lines: list[str], i: int, close: str) -> tuple[int, str]:
-    """Skip a block from line ``i`` to the line holding ``close``.
-
-    Returns the index after it and the prose that follows ``close`` on that line
-    (kept: an environment may end mid-line).
-    """
-    n = len(lines)
-    while i < n and close not in lines[i]:
-        i += 1
-    rest = lines[i].split(close, 1)[1].strip() if i < n else ""
-    return i + 1, rest
-
-
 def _tokenize(text: str) -> list[_Block]:
     """Split raw text into headings, blocks of lines and breaks.
 
@@ -170,7 +157,12 @@ def _tokenize(text: str) -> list[_Block]:
             i += 1
             continue
         flush()
-        i, rest = _skip_past(lines, start, close)
+        i = start
+        while i < n and close not in lines[i]:
+            i += 1
+        # the prose after ``close`` on its line is kept: an environment may end mid-line
+        rest = lines[i].split(close, 1)[1].strip() if i < n else ""
+        i += 1
         if is_math:
             out.append(_BREAK)
         if rest:
@@ -363,25 +355,24 @@ class _Body:
         ):
             return True
         if REFERENCES.match(bare_low):
-            self.mode, self.after_refs = "refs", True
-            self.drops["references_section"] += 1
-            return True
-        if _CHECKLIST.search(low):
-            self.mode = "checklist"
-            self.drops["checklist_section"] += 1
-            return True
-        if ACKS.match(bare_low) or _CONTENTS.match(bare_low):
-            self.mode = "skip"
-            self.drops["skipped_section"] += 1
-            return True
-        return False
+            self.after_refs = True
+            self.mode, reason = "refs", "references_section"
+        elif _CHECKLIST.search(low):
+            self.mode, reason = "checklist", "checklist_section"
+        elif ACKS.match(bare_low) or _CONTENTS.match(bare_low):
+            self.mode, reason = "skip", "skipped_section"
+        else:
+            return False
+        self.drops[reason] += 1
+        return True
 
     def _starts_appendix(self, raw: str, bare_low: str) -> bool:
+        concluded = any(s.category == "conclusion" for s in self.sections)
         return bool(
             APPENDIX_HEAD.match(raw.lower())
             or (self.after_refs and bare_low != "abstract")
             or _APPENDIX_NUMBERED.match(raw)
-            and (self.after_refs or self.in_appendix or _has_conclusion(self.sections))
+            and (self.after_refs or self.in_appendix or concluded)
         )
 
     def _lines(self, lines: list[str]) -> None:
@@ -417,10 +408,6 @@ def _title_like(t: str) -> bool:
         and not YEAR.search(t)
         and not LIST_ITEM.match(t)
     )
-
-
-def _has_conclusion(sections: list[Section]) -> bool:
-    return any(s.category == "conclusion" for s in sections)
 
 
 def _mark_math(items_of: list[list[Item]]) -> None:

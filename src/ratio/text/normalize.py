@@ -11,16 +11,6 @@ import re
 import string
 import unicodedata
 
-__all__ = [
-    "INTRO_CONNECTIVES",
-    "clean_gold_prefix",
-    "is_noise",
-    "match_form",
-    "strip_intro_clause",
-    "strip_noise",
-    "too_short",
-]
-
 # --- match form ---------------------------------------------------------------------------
 
 # Typographic variants NFKC leaves alone but which must compare equal for matching and dedup.

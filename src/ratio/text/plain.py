@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
+from itertools import accumulate
 
 from ratio.records import Section
 from ratio.text.blocks import CAPTION, EMAIL, letters_ok
@@ -138,9 +139,7 @@ def trailing_references(lines: list[str], min_lines: int = 4) -> int | None:
     """
     n = len(lines)
     flags = [is_reference_line(ln) for ln in lines]
-    suffix = [0] * (n + 1)  # reference-like lines from i to the end
-    for i in range(n - 1, -1, -1):
-        suffix[i] = suffix[i + 1] + flags[i]
+    suffix = [*accumulate(reversed(flags), initial=0)][::-1]  # reference-like lines from i on
     for i in range(int(n * 0.4), n - min_lines + 1):
         enough = suffix[i] >= min_lines and suffix[i] >= 0.4 * (n - i)
         if flags[i] and enough and _ref_density(lines, i, 12) >= 0.5:
@@ -428,11 +427,6 @@ def _front_matter_end(lines: list[str], b: _Builder) -> int:
     return 0
 
 
-def _capitalized_share(text: str) -> float:
-    words = [w for w in text.split() if w[:1].isalpha()]
-    return sum(w[0].isupper() for w in words) / max(1, len(words))
-
-
 def _front_matter(lines: list[str], b: _Builder, drops: Counter) -> None:
     """Keep the unlabeled abstract of a title block: runs of full lines that make prose."""
     paras: list[list[str]] = [[]]
@@ -452,11 +446,13 @@ def _front_matter(lines: list[str], b: _Builder, drops: Counter) -> None:
     kept = []
     for para in filter(None, paras):
         t = " ".join(para)
+        words = [w for w in t.split() if w[:1].isalpha()]
+        capitalized = sum(w[0].isupper() for w in words) / max(1, len(words))
         if (
             len(t) >= 200
             and t.count(" ") >= 25
             and _TERMINAL_END.search(t)
-            and _capitalized_share(t) < 0.4  # names, titles and affiliations are capitalized
+            and capitalized < 0.4  # names, titles and affiliations are capitalized
             and not EMAIL.search(t)
             and not _FRONT_NOISE.search(t)
         ):

@@ -58,11 +58,20 @@ _MAX_GLUED = 2  # a glued form used more often than this is a name ("ONNXruntime
 def repair_paper(text: str, counts: Counter | None = None) -> str:
     """All repairs in order; ``counts`` gets ``line_number_removed``, ``small_caps_joined`` and
     ``glued_acronym_split``."""
-    counts = counts if counts is not None else Counter()
     text = strip_line_numbers(text, counts)
     words = Counter(_TOKEN.findall(text))
     text = join_small_caps(text, counts, words)
     return split_glued_acronyms(text, counts, words)
+
+
+def _splice(text: str, out: list[str], last: int, counts: Counter | None, key: str) -> str:
+    """``out`` (one piece per repair) and the rest of ``text`` from ``last``, the repairs
+    counted under ``key``; ``text`` itself when there were none."""
+    if not out:
+        return text
+    if counts is not None:
+        counts[key] += len(out)
+    return "".join(out) + text[last:]
 
 
 def _lower(words: Counter) -> Counter:
@@ -152,7 +161,6 @@ def strip_line_numbers(text: str, counts: Counter | None = None) -> str:
     in_run = _runs(text, [(start, value) for start, _, value in found])
     out: list[str] = []
     last = 0
-    removed = 0
     for (start, end, _), drop in zip(found, in_run, strict=True):
         if not drop:
             continue
@@ -164,13 +172,7 @@ def strip_line_numbers(text: str, counts: Counter | None = None) -> str:
             start -= 1
         out.append(text[last:start])
         last = end
-        removed += 1
-    if not removed:
-        return text
-    out.append(text[last:])
-    if counts is not None:
-        counts["line_number_removed"] += removed
-    return "".join(out)
+    return _splice(text, out, last, counts, "line_number_removed")
 
 
 # ----------------------------------------------------------------------------- small caps
@@ -220,13 +222,7 @@ def join_small_caps(text: str, counts: Counter | None = None, words: Counter | N
         if good:  # drop the space after the head
             out.append(text[last : m.end(1)])
             last = m.end(1) + 1
-    n = len(out)
-    if not n:
-        return text
-    out.append(text[last:])
-    if counts is not None:
-        counts["small_caps_joined"] += n
-    return "".join(out)
+    return _splice(text, out, last, counts, "small_caps_joined")
 
 
 # ----------------------------------------------------------------------------- glued acronyms
@@ -248,7 +244,6 @@ def split_glued_acronyms(
     glued = Counter(m.group(0) for m in found)
     out: list[str] = []
     last = 0
-    n = 0
     for m in found:
         acronym, tail = text[m.start() : m.start(1)], m.group(1)
         # case-sensitive: "BMW" must occur as written; the tail as a word in any case
@@ -256,10 +251,4 @@ def split_glued_acronyms(
             continue
         out.append(text[last : m.start(1)] + " ")
         last = m.start(1)
-        n += 1
-    if not n:
-        return text
-    out.append(text[last:])
-    if counts is not None:
-        counts["glued_acronym_split"] += n
-    return "".join(out)
+    return _splice(text, out, last, counts, "glued_acronym_split")

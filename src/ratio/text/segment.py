@@ -16,17 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any
-
-__all__ = [
-    "SEGMENTERS",
-    "get_segmenter",
-    "segment",
-    "segment_blingfire",
-    "segment_pysbd",
-    "segment_regex",
-    "segment_syntok",
-]
 
 Segmenter = Callable[[str], list[str]]
 
@@ -216,10 +207,7 @@ def segment_blingfire(paragraph: str) -> list[str]:
     """blingfire's model-free tokenizer-based splitter (C++, very fast)."""
     import blingfire
 
-    text = paragraph.strip()
-    if not text:
-        return []
-    return [s for s in blingfire.text_to_sentences(text).split("\n") if s]
+    return [s for s in blingfire.text_to_sentences(paragraph.strip()).split("\n") if s]
 
 
 @lru_cache(maxsize=1)
@@ -231,41 +219,21 @@ def _pysbd() -> Any:  # a pysbd.Segmenter (pysbd ships no types)
 
 def segment_pysbd(paragraph: str) -> list[str]:
     """pysbd's Golden-Rules splitter (pure Python, slow)."""
-    text = paragraph.strip()
-    if not text:
-        return []
-    return [s.strip() for s in _pysbd().segment(text) if s.strip()]
+    return [s.strip() for s in _pysbd().segment(paragraph.strip()) if s.strip()]
 
 
 def segment_syntok(paragraph: str) -> list[str]:
-    """syntok's tokenizer-based splitter; sentences rebuilt from token offsets."""
+    """syntok's tokenizer-based splitter; sentences rebuilt from token offsets.
+
+    Each sentence runs on to the next one's start, so the sentences cover the paragraph
+    contiguously (syntok leaves the text between sentences out of them).
+    """
     from syntok import segmenter
 
     text = paragraph.strip()
-    out: list[str] = []
-    for para in segmenter.analyze(text):
-        for sent in para:
-            if sent:
-                out.append(text[sent[0].offset : sent[-1].offset + len(sent[-1].value)])
-    # syntok drops inter-sentence text only if whitespace; re-attach trailing closers
-    return _reattach(text, out)
-
-
-def _reattach(text: str, sents: list[str]) -> list[str]:
-    """Widen sentences to cover the paragraph contiguously (libraries that drop closers)."""
-    if not sents:
-        return []
-    starts: list[int] = []
-    pos = 0
-    for s in sents:
-        i = text.find(s, pos)
-        if i < 0:
-            i = pos
-        starts.append(i)
-        pos = i + len(s)
-    starts[0] = 0
-    bounds = starts + [len(text)]
-    return [text[bounds[k] : bounds[k + 1]].strip() for k in range(len(sents))]
+    starts = [sent[0].offset for para in segmenter.analyze(text) for sent in para if sent]
+    bounds = [0, *starts[1:], len(text)]
+    return [text[a:b].strip() for a, b in pairwise(bounds)] if starts else []
 
 
 SEGMENTERS: dict[str, Segmenter] = {

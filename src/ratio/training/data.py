@@ -17,7 +17,7 @@ from ratio.evaluation.harness import sub_pool
 from ratio.io import RatioError
 from ratio.records import RELATIONS
 from ratio.retrieval.bm25 import BM25Retriever
-from ratio.retrieval.models import GENERIC_PREFIXES, PREFIX_SETUPS, ModelSpec, prefixes
+from ratio.retrieval.models import PREFIX_SETUPS, ModelSpec, prefixes
 from ratio.run import Benchmark
 
 
@@ -46,8 +46,6 @@ def setup_prefixes(setup: str, spec: ModelSpec | None = None) -> tuple[str, str]
         raise TrainingError(
             f"train.prefix must be one of {', '.join(PREFIX_SETUPS)}, got {setup!r}"
         )
-    if setup == "generic":
-        return GENERIC_PREFIXES
     return prefixes(spec or ModelSpec("?"), setup)
 
 
@@ -132,8 +130,9 @@ def relation_pairs(bench: Benchmark, relation: str) -> tuple[list[str], list[str
     return [qids[i] for i in keep], [texts[i] for i in keep], [golds[i] for i in keep]
 
 
-def sample_indices(n: int, cap: int, seed: int) -> np.ndarray:
-    """A seeded sample of ``cap`` of ``range(n)``, sorted; all of them when ``cap`` is 0 or >= n."""
+def sample_indices(n: int, cap: int, seed: int | np.random.Generator) -> np.ndarray:
+    """A seeded sample of ``cap`` of ``range(n)``, sorted; all of them when ``cap`` is 0 or >= n
+    (a Generator ``seed`` is drawn from as is)."""
     idx = np.arange(n)
     if cap and cap < n:
         idx = np.sort(np.random.default_rng(seed).choice(idx, size=cap, replace=False))
@@ -214,10 +213,7 @@ def validation_set(
                 f"{bench.files.queries}: no {rel} queries in the "
                 f"{bench.split} split; checkpoint selection needs validation queries"
             )
-        idx = np.arange(len(ids))
-        if max_queries and max_queries < len(ids):
-            idx = np.sort(rng.choice(idx, size=max_queries, replace=False))
-        for i in idx:
+        for i in sample_indices(len(ids), max_queries, rng):
             qids.append(ids[i])
             qtexts.append(query_prefixes[rel] + texts[i])
             qrels[ids[i]] = {golds[i]: 1}

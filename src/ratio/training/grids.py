@@ -109,11 +109,7 @@ TABLE7: dict[str, dict[str, list[Trial]]] = {
 def family(base_model: str) -> str:
     """Which Table 7 block a backbone uses; sentence-transformers models default to mpnet's."""
     name = base_model.lower()
-    if "modernbert" in name:
-        return "modernbert"
-    if "stella" in name:
-        return "stella"
-    return "mpnet"
+    return next((f for f in ("modernbert", "stella") if f in name), "mpnet")
 
 
 _KEYS = {f.name for f in fields(Trial)}

@@ -57,7 +57,7 @@ TRAINING_META = "ratio_training.json"  # written into every saved model director
 # ------------------------------------------------------------------ models
 
 
-def load_base_model(name: str, max_seq_length: int = 128, device: str | None = None):
+def load_base_model(name: str, max_seq_length: int = 128):
     """A trainable SentenceTransformer; a model2vec static model is wrapped in
     ``StaticEmbedding`` (how sentence-transformers trains static embeddings), so the result
     saves as an ordinary sentence-transformers directory."""
@@ -71,9 +71,9 @@ def load_base_model(name: str, max_seq_length: int = 128, device: str | None = N
         where = ("sentence_transformer.modules", "StaticEmbedding"), ("models", "StaticEmbedding")
         static = _st_class(*where).from_model2vec(str(path))
         # model2vec may store float16: Adam in fp16 overflows to NaN
-        model = SentenceTransformer(modules=[static], device=device).float()
+        model = SentenceTransformer(modules=[static]).float()
     else:
-        model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        model = SentenceTransformer(str(path), local_files_only=True)
         if max_seq_length and (model.max_seq_length or 0) > max_seq_length:
             model.max_seq_length = max_seq_length  # sentences are short; caps padding cost
     card = getattr(model, "model_card_data", None)
@@ -330,7 +330,8 @@ def run_trial(
     ]
     best = max(epochs, key=lambda e: e[PRIMARY]) if epochs else None
     # train_runtime includes the per-epoch validation; report training alone as well
-    start = _step_of(last) if last else 0  # this session's share of a resumed run
+    # this session's share of a resumed run
+    start = int(Path(last).name.rsplit("-", 1)[-1]) if last else 0
     eval_s = sum(h.get("eval_runtime", 0.0) for h in evals if (h.get("step") or 0) > start)
     runtime = out.metrics.get("train_runtime") or 0.0
     train_only = max(runtime - eval_s, 1e-9)
@@ -384,10 +385,6 @@ def run_trial(
             write_text_atomic(tdir / name, json.dumps(doc, indent=2, default=str))
         shutil.rmtree(ckpt_dir, ignore_errors=True)  # the finished trial no longer needs them
     return result
-
-
-def _step_of(checkpoint: str) -> int:
-    return int(Path(checkpoint).name.rsplit("-", 1)[-1])
 
 
 def _mnrl() -> Any:
