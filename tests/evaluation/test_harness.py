@@ -271,6 +271,24 @@ def test_evaluate_cli(tmp_path):
     assert "| bm25 | unigram |" in r.output
 
 
+def test_evaluate_cli_out_is_relative_to_the_working_directory(tmp_path, monkeypatch):
+    """``--out`` is typed from where the user stands, like ``ratio serve --candidates``; only
+    paths inside the config are relative to the config file."""
+    from typer.testing import CliRunner
+
+    from ratio.cli import app
+
+    write_benchmark(tmp_path)
+    make_config(tmp_path)
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    cfg = str(tmp_path / "run.toml")
+    r = CliRunner().invoke(app, ["evaluate", "-c", cfg, "-s", "bm25", "--out", "mine"])
+    assert r.exit_code == 0, r.output
+    assert (cwd / "mine" / "results.md").is_file() and not (tmp_path / "mine").exists()
+
+
 def test_cli_held_split_adds_the_held_queries_in_its_own_folder(tmp_path):
     """``--split test+held`` evaluates the held (needs_validation) test queries too, and writes
     beside ``evaluate.out`` instead of over the published split's tables."""

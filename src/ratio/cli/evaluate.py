@@ -35,7 +35,8 @@ def evaluate_cmd(
     # lazy: the harness loads the retrievers and search store (~0.15 s), not for --help
     from ratio.evaluation.harness import evaluate_systems
 
-    cfg = load_config(config, {"evaluate.out": out} if out else None)
+    # a path typed on the command line is relative to the working directory, not the config
+    cfg = load_config(config, {"evaluate.out": str(Path(out).resolve())} if out else None)
     if split and split != cfg.evaluate.split:
         cfg.evaluate.split = split
         if not out and cfg.evaluate.out:  # never over the configured split's tables

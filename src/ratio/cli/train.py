@@ -40,7 +40,8 @@ def train_cmd(
     from ratio.training.train import summary_rows, train
 
     _log_progress()
-    cfg = load_config(config, {"train.out": out} if out else None)
+    # a path typed on the command line is relative to the working directory, not the config
+    cfg = load_config(config, {"train.out": str(Path(out).resolve())} if out else None)
     selections = train(cfg, relation, unified=unified)
     for row in summary_rows(selections):
         typer.echo(json.dumps(row))
