@@ -24,7 +24,9 @@ RRF_K = 60
 
 def minmax(scores: np.ndarray) -> np.ndarray:
     """Scores mapped to [0, 1]; a list of equal scores maps to all ones."""
-    lo, hi = (float(scores.min()), float(scores.max())) if len(scores) else (0.0, 0.0)
+    if len(scores) == 0:
+        return scores.astype(np.float64)
+    lo, hi = float(scores.min()), float(scores.max())
     if hi - lo <= 0:
         return np.ones(len(scores))
     return (scores.astype(np.float64) - lo) / (hi - lo)
