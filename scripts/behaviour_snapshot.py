@@ -15,6 +15,13 @@ What is digested, by path relative to the run directory:
 - the BEIR export (``*.jsonl``, ``*.tsv``) and TREC runs (``*.trec``) byte for byte; a run
   also gets ``ranking`` (query, document, rank without scores), to tell reordered results
   from last-bit score differences.
+- a TREC run named by ``--float-runs`` (a regular expression over its path: the runs of
+  dense and fused systems, whose scores come from float arithmetic that differs between CPUs)
+  is kept whole instead, as ``{query: ["document score", ...]}``, and compared with a
+  tolerance (:func:`compare_runs`): every score within ``FLOAT_TOLERANCE`` of the pin, the
+  same documents (one may trade places with another only at the cut, where both score within
+  the tolerance of the last one), and the order the pinned scores give, except among
+  documents whose pinned scores are within the tolerance of each other.
 - reports and result tables (``*.md``, ``*.csv``) as text, and ``ingest/stats.json`` and
   the ``ratio evaluate`` ``results.json`` (BM25, dense, ... rows with their metrics) as JSON.
 
@@ -45,7 +52,15 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2
+# How far a float run's score may move between CPUs (absolute). Measured on the pinned slice
+# with the static model distilled under AVX2-only arithmetic on an AVX-512 Xeon (which
+# reproduces a ranking the AMD EPYC produced, docs/architecture.md "Portable outputs"): cosines
+# moved by at most 8.8e-5, and RRF scores by 2.3e-4, one rank of a component near-tie
+# (1/61 - 1/62 = 2.6e-4 at the top). 5e-4 leaves a margin for both; a changed model moves
+# cosines by far more, and a document that moves two ranks at the top of a component, is
+# dropped, added or reordered beyond it fails.
+FLOAT_TOLERANCE = 5e-4
 SKIP_DIRS = {"embeddings", "indexes", "models", "judge"}
 BOOKKEEPING = {"manifest.json", "_fingerprints.json", "harness.json"}
 VOLATILE_KEYS = {
@@ -100,10 +115,26 @@ def text_digest(path: Path, *, report: bool) -> dict[str, Any]:
     return {"lines": data.count(b"\n"), "sha256": hashlib.sha256(data).hexdigest(), **entry}
 
 
-def output_digest(path: Path) -> dict[str, Any] | None:
+def run_entries(path: Path) -> dict[str, list[str]]:
+    """A TREC run as ``{query: ["document score", ...]}`` in file (rank) order (one line of
+    the pin per result)."""
+    run: dict[str, list[str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        q, _q0, doc, _rank, score, *_ = line.split()
+        run.setdefault(q, []).append(f"{doc} {score}")
+    return run
+
+
+def _ranked(entries: list[str]) -> list[tuple[str, float]]:
+    return [(doc, float(score)) for doc, score in (e.split() for e in entries)]
+
+
+def output_digest(path: Path, *, float_run: bool = False) -> dict[str, Any] | None:
     """The digest of one output, or None for files that are not compared."""
     if path.name in BOOKKEEPING or path.name.endswith(".done.json"):
         return None
+    if float_run and path.suffix == ".trec":
+        return {"float_run": run_entries(path)}
     if path.suffix == ".parquet":
         return table_digest(path)
     if path.suffix in (".jsonl", ".tsv", ".trec"):
@@ -115,13 +146,15 @@ def output_digest(path: Path) -> dict[str, Any] | None:
     return None
 
 
-def snapshot(run_dir: Path) -> dict[str, Any]:
+def snapshot(run_dir: Path, float_runs: str | None = None) -> dict[str, Any]:
+    """Every output's digest; TREC runs whose path matches ``float_runs`` are kept whole."""
     outputs = {}
+    floats = re.compile(float_runs) if float_runs else None
     for p in sorted(run_dir.rglob("*")):
         rel = p.relative_to(run_dir)
         if not p.is_file() or rel.parts[0] in SKIP_DIRS or any(s[0] == "." for s in rel.parts):
             continue
-        entry = output_digest(p)
+        entry = output_digest(p, float_run=bool(floats and floats.search(rel.as_posix())))
         if entry is not None:
             outputs[rel.as_posix()] = entry
     return {"snapshot_version": SNAPSHOT_VERSION, "outputs": outputs}
@@ -143,6 +176,64 @@ def _flat(value: Any, prefix: str, out: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# A fused (RRF) run's document can enter or leave one component's list at that component's
+# cut (a near-tie there, in float noise), which adds or removes one RRF term of a rank near
+# the cut: 1 / (RRF_K + r) for r within CUT_RANKS of HYBRID_DEPTH (ratio's RRF_K = 60 and
+# IndexStore.HYBRID_DEPTH = 100). Measured on the AMD EPYC against the Xeon pin: one document
+# of one Specify query (fused rank 43) left the list this way.
+RRF_K, HYBRID_DEPTH, CUT_RANKS = 60, 100, 10
+CUT_STEP = (1 / (RRF_K + HYBRID_DEPTH), 1 / (RRF_K + HYBRID_DEPTH - CUT_RANKS))
+
+
+def _cut_step(delta: float, tol: float) -> bool:
+    """Whether a score change is one RRF term of a rank at a component's cut (within tol)."""
+    return CUT_STEP[0] - tol <= abs(delta) <= CUT_STEP[1] + tol
+
+
+def compare_runs(
+    a: dict[str, list[str]],
+    b: dict[str, list[str]],
+    tol: float = FLOAT_TOLERANCE,
+    *,
+    fused: bool = False,
+) -> list[str]:
+    """Where run ``b`` departs from the pinned run ``a`` by more than float noise of ``tol``
+    on each score (see the module docstring); empty when it does not. A ``fused`` run may also
+    gain or lose one component's term at that component's cut (:data:`CUT_STEP`)."""
+    diffs = []
+    for q in sorted(set(a) | set(b)):
+        if q not in a or q not in b:
+            diffs.append(f"query {q}: only in the {'first' if q in a else 'second'} run")
+            continue
+        ra, rb = _ranked(a[q]), _ranked(b[q])
+        sa, sb = dict(ra), dict(rb)
+        if len(sa) != len(sb):
+            diffs.append(f"query {q}: {len(sa)} -> {len(sb)} results")
+        stepped = set()  # documents that gained or lost a component's cut term
+        for doc in sorted(set(sa) & set(sb)):
+            delta = sb[doc] - sa[doc]
+            if fused and abs(delta) > tol and _cut_step(delta, tol):
+                stepped.add(doc)
+            elif abs(delta) > tol:
+                diffs.append(f"query {q}: {doc} scored {sa[doc]!r} -> {sb[doc]!r}")
+        for mine, other, verb in ((sa, sb, "dropped"), (sb, sa, "added")):
+            cut = min(mine.values(), default=0.0)
+            for doc in sorted(set(mine) - set(other)):
+                # only a near-tie at the cut may trade places; in a fused run also a document
+                # that a lost (or gained) cut term takes below (or above) the other run's cut
+                other_cut = min(other.values(), default=0.0)
+                at_cut = mine[doc] <= cut + tol
+                if fused and mine[doc] - CUT_STEP[0] <= other_cut + tol:
+                    at_cut = True
+                if not at_cut:
+                    diffs.append(f"query {q}: {doc} ({mine[doc]!r}) {verb}")
+        shared = [doc for doc, _ in rb if doc in sa and doc not in stepped]
+        for above, below in zip(shared, shared[1:], strict=False):
+            if sa[above] < sa[below] - tol:
+                diffs.append(f"query {q}: {above} now ranks above {below}")
+    return diffs
+
+
 def compare(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     """One line per difference between two snapshots; empty when they are equal."""
     diffs = []
@@ -152,6 +243,10 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
             diffs.append(f"{path}: only in the first snapshot")
         elif path not in oa:
             diffs.append(f"{path}: only in the second snapshot")
+        elif "float_run" in oa[path] and "float_run" in ob[path]:
+            runs = (oa[path]["float_run"], ob[path]["float_run"])
+            fused = "rrf" in Path(path).name
+            diffs += [f"{path}: {d}" for d in compare_runs(*runs, fused=fused)]
         elif oa[path] != ob[path]:
             fa, fb = _flat(oa[path], "", {}), _flat(ob[path], "", {})
             for k in sorted(set(fa) | set(fb)):
@@ -166,6 +261,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dir", nargs="?", type=Path, help="run directory (build.out)")
     ap.add_argument("--out", type=Path, help="write the snapshot here (default: stdout)")
+    ap.add_argument(
+        "--float-runs",
+        metavar="REGEX",
+        help="TREC runs (by path) compared with a tolerance, e.g. 'runs/(static|all-MiniLM)'",
+    )
     ap.add_argument("--compare", nargs=2, type=Path, metavar=("A.json", "B.json"))
     args = ap.parse_args(argv)
     if args.compare:
@@ -175,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if diffs else 0
     if args.run_dir is None or not args.run_dir.is_dir():
         ap.error("give a run directory, or --compare A.json B.json")
-    snap = snapshot(args.run_dir)
+    snap = snapshot(args.run_dir, args.float_runs)
     if args.out:
         write_snapshot(snap, args.out)
     else:
