@@ -33,11 +33,19 @@ demo: setup
 
 # Move-specific retrievers on the full training split, then the full-pool comparison
 # (docs/results.md). `ratio serve` then answers each move with its winner on validation.
+# Then the unified model is exported as the shipped model folder (models/, committed) and its
+# card gets the test table of the shipped weights against BM25 and the untuned base.
+SHIPPED ?= models/ratio-moves-minilm-v1
+SHIPPED_TEST ?= runs/shipped-test
 train: setup
 	$(RATIO) build --config $(CONFIG)
 	$(RATIO) train --config $(CONFIG) --relation all
 	$(RATIO) train --config $(CONFIG) --relation all --unified
 	$(RATIO) train-compare --config $(CONFIG)
+	$(RATIO) model export $(CONFIG) --out $(SHIPPED)
+	$(RATIO) train-compare --config $(CONFIG) --system bm25 --system baseline --system shipped \
+		--shipped $(SHIPPED) --out $(SHIPPED_TEST)
+	$(RATIO) model card $(SHIPPED) --test $(SHIPPED_TEST)
 
 test: setup
 	$(PY) -m pytest -p no:cacheprovider

@@ -151,6 +151,9 @@ class ServeConfig:
     backend: str = "auto"  # their encoder: auto | torch | torch-bf16 | onnx | onnx-int8 | openvino
     query_backend: str = ""  # their queries' encoder, when not backend (e.g. onnx-int8)
     index_dir: str = ""  # where the service keeps its indexes
+    # the shipped move model `auto` may serve: latest (the newest models/ratio-moves-*-v<N>),
+    # a folder name or path, or "none"
+    shipped: str = "latest"
 
 
 @dataclass

@@ -37,3 +37,23 @@ def test_models_without_a_record_are_served_only_when_none_has_one():
     assert validation_winner(bare, TrainedModel(P)) == "trained"
     assert validation_winner(bare, TrainedModel(P, val=0.3, bm25_val=0.2)) == "unified"
     assert validation_winner(bare, TrainedModel(P, val=0.1, bm25_val=0.2)) == "bm25"
+
+
+def test_auto_compares_scores_from_one_validation_pool_only():
+    """The local unified model's pool first, then the shipped model's, then a specialist's:
+    a specialist validated on its own move's sub-pool is not ranked against them."""
+    a, b, c = {"pool": "A"}, {"pool": "B"}, {"pool": "C"}
+    spec = TrainedModel(P, val=0.40, baseline_val=0.2, bm25_val=0.2, pool=a)
+    uni = TrainedModel(P, val=0.30, baseline_val=0.2, bm25_val=0.2, pool=b)
+    assert validation_winner(spec, uni) == "unified"  # 0.40 came from another pool
+    shipped_b = TrainedModel(P, val=0.31, baseline_val=0.2, bm25_val=0.2, pool=b)
+    assert validation_winner(spec, uni, shipped_b) == "shipped"
+    shipped_c = TrainedModel(P, val=0.50, baseline_val=0.2, bm25_val=0.2, pool=c)
+    assert validation_winner(None, uni, shipped_c) == "unified"  # this run's data decides
+    assert validation_winner(spec, None, shipped_c) == "shipped"
+    assert validation_winner(None, None, shipped_c) == "shipped"
+    # never a model that lost to BM25 or its base on that pool
+    lost = TrainedModel(P, val=0.15, baseline_val=0.1, bm25_val=0.2, pool=c)
+    assert validation_winner(None, None, lost) == "bm25"
+    lost_to_base = TrainedModel(P, val=0.15, baseline_val=0.25, bm25_val=0.1, pool=c)
+    assert validation_winner(None, None, lost_to_base) == "baseline"

@@ -85,7 +85,9 @@ def make_tiny_run(
             f'\n[[evaluate.systems]]\nname = "static"\nkind = "dense"\nmodel = "{dense_model}"\n'
         )
     cfg.write_text(
-        f'name = "tiny"\n\n[build]\nout = "run"\n\n[serve]\nretriever = "bm25"\n{systems}',
+        # no shipped model: these runs test what the run's own records make `auto` serve
+        f'name = "tiny"\n\n[build]\nout = "run"\n\n[serve]\nretriever = "bm25"\n'
+        f'shipped = "none"\n{systems}',
         encoding="utf-8",
     )
     return cfg

@@ -30,6 +30,7 @@ _AREAS = [
     "ratio.cli.build",
     "ratio.cli.evaluate",
     "ratio.cli.train",
+    "ratio.cli.model",
     "ratio.cli.judge",
     "ratio.cli.serve",
     "ratio.cli.doctor",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
+import sys
 from pathlib import Path
 
 import typer
@@ -63,10 +65,20 @@ def compare_cmd(
     specialist: list[str] = typer.Option(
         None, "--specialist", help="only these moves' specialists (repeatable; default all)"
     ),
+    system: list[str] = typer.Option(
+        None,
+        "--system",
+        "-s",
+        help="bm25, baseline, specialists, unified, hybrid, shipped (repeatable; default all "
+        "but shipped)",
+    ),
+    shipped: Path = typer.Option(
+        None, "--shipped", help="the shipped model folder (default: the newest under models/)"
+    ),
 ) -> None:
     """BM25, baseline, specialists, unified model and hybrid on one split (one table)."""
     # lazy: training loads the harness and retrievers (~0.3 s), not for --help
-    from ratio.training.unified import compare
+    from ratio.training.unified import DEFAULT_SYSTEMS, compare
 
     _log_progress()
     cfg = load_config(config)
@@ -78,6 +90,9 @@ def compare_cmd(
         out=out or None,
         relations=relation or None,
         specialists=specialist or None,
+        shipped=shipped,
+        command=shlex.join(["ratio", *sys.argv[1:]]),
+        systems=tuple(system) if system else DEFAULT_SYSTEMS,
     )
     typer.echo(Path(res.files["md"]).read_text(encoding="utf-8"))
     for note in res.meta["skipped"]:

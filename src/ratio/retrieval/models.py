@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from ratio.io import RatioError
+from ratio.retrieval.shipped import is_shipped, verify
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -117,6 +118,8 @@ def resolve_model(name_or_path: str) -> tuple[Path, ModelSpec]:
             (c / f).exists() for f in ("modules.json", "config.json", "model.safetensors")
         ):
             c = c.resolve()
+            if is_shipped(c):  # its manifest is checked at every load, never skipped
+                verify(c)
             if spec is None:
                 spec = KNOWN_MODELS.get(c.name) or ModelSpec(c.name, static=is_static(c))
             return c, spec

@@ -20,7 +20,7 @@ import numpy as np
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, field_validator
 from starlette.datastructures import MutableHeaders
@@ -150,6 +150,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"model": ErrorResponse, "description": "Invalid field (empty query, bad move, k...)."},
     503: {"model": ErrorResponse, "description": "A retriever could not be loaded."},
 }
+
+
+class MarkdownResponse(PlainTextResponse):
+    media_type = "text/markdown"
 
 
 class Metrics:
@@ -322,6 +326,15 @@ def create_app(engine: SearchEngine) -> FastAPI:
     def info() -> dict[str, Any]:
         """The pool, the moves, and the retrievers a request may choose."""
         return engine.info()
+
+    shipped = next(iter(engine.shipped.values()), None)
+    if shipped is not None and shipped.card is not None:  # no model, no card route
+        card_file = shipped.card
+
+        @app.get("/card", tags=["service"], response_class=MarkdownResponse)
+        def card() -> MarkdownResponse:
+            """The model card (Markdown) of the shipped model the service may answer with."""
+            return MarkdownResponse(card_file.read_text(encoding="utf-8"))
 
     @app.get("/health", tags=["service"])
     def health() -> dict[str, Any]:

@@ -23,6 +23,7 @@ from ratio.run import RunDir
 from ratio.serve.pool import PoolFile, ServeError, pool_spec, prepare_pool
 from ratio.serve.trained import (
     TrainedModel,
+    find_shipped,
     find_trained,
     find_unified,
     validation_scores,
@@ -67,6 +68,7 @@ class SearchEngine:
         default: str = "bm25",
         trained: dict[str, TrainedModel] | None = None,
         unified: dict[str, TrainedModel] | None = None,
+        shipped: dict[str, TrainedModel] | None = None,
         embedding_cache: Path | None = None,
         dense_index: str = "flat",
         dense_backend: str = "auto",
@@ -83,6 +85,7 @@ class SearchEngine:
         self.systems, self.default = systems, default
         self.trained = dict(trained or {})  # each move's specialist
         self.unified = dict(unified or {})  # the unified model, per move (one folder)
+        self.shipped = dict(shipped or {})  # the shipped move model, per move (one folder)
         # the run's embedding cache (<build.out>/embeddings), shared with `ratio evaluate` and
         # `ratio train-compare`: a model they already encoded this pool with indexes in seconds
         self.store = IndexStore(
@@ -138,6 +141,7 @@ class SearchEngine:
             default=retriever or serve.retriever or "bm25",
             trained=find_trained(cfg),
             unified=find_unified(cfg),
+            shipped=find_shipped(cfg),
             embedding_cache=RunDir.of(cfg).embeddings,
             dense_index=serve.index or "flat",
             dense_backend=serve.backend or "auto",
@@ -159,7 +163,8 @@ class SearchEngine:
 
     def retriever_names(self) -> list[str]:
         """Names a request may pass as ``retriever``."""
-        trained = [n for n, have in (("trained", self.trained), ("unified", self.unified)) if have]
+        have = (("trained", self.trained), ("unified", self.unified), ("shipped", self.shipped))
+        trained = [n for n, models in have if models]
         return list(dict.fromkeys([AUTO, *self.systems, "hybrid", *trained]))
 
     def resolve(self, name: str | None, move: str, _depth: int = 0) -> tuple[str, str]:
@@ -188,11 +193,11 @@ class SearchEngine:
             return "trained", self.store.define(
                 self._dense(f"trained@{move}", str(t.path), t.prefix)
             )
-        if name == "unified":
-            return "unified", self._unified_for(move)
+        if name in ("unified", "shipped"):
+            return name, self._instructed(name, move)
         if name == "hybrid" and "hybrid" not in self.systems:
             choice = self.auto_choice(move)
-            dense = choice if choice in ("trained", "unified") else "dense"
+            dense = choice if choice in ("trained", "unified", "shipped") else "dense"
             parts = [self.resolve(c, move, _depth + 1)[1] for c in ("bm25", dense)]
             hybrid = SystemConfig(name=f"hybrid@{move}", kind="hybrid", components=parts)
             return "hybrid", self.store.define(hybrid)
@@ -224,38 +229,46 @@ class SearchEngine:
             query_backend=self.dense_query_backend,
         )
 
-    def _unified_for(self, move: str) -> str:
-        """The unified model's system for ``move``: one index of the pool (``unified``) that
-        every move shares, queried with the move's instruction (``unified@<move>``)."""
-        t = self.unified.get(move)
+    def _instructed(self, kind: str, move: str) -> str:
+        """A model trained on every move (``unified``, or ``shipped``) for ``move``: one index
+        of the pool that every move shares (``unified``, or the shipped folder's name),
+        queried with the move's instruction (``<kind>@<move>``)."""
+        t = (self.unified if kind == "unified" else self.shipped).get(move)
         if t is None:
             raise UnknownRetrieverError(
                 "no unified model (looked for a sentence-transformers folder "
                 "<train.out>/unified/best and <build.out>/models/unified/best)"
+                if kind == "unified"
+                else "no shipped model ([serve] shipped is none, or no models/ratio-moves-*-v<N>)"
             )
-        self.store.define(self._dense("unified", str(t.path), t.prefix))
+        leaf = t.name or kind
+        self.store.define(self._dense(leaf, str(t.path), t.prefix))
         view = SystemConfig(
-            name=f"unified@{move}",
+            name=f"{kind}@{move}",
             kind="instructed",
-            components=["unified"],
+            components=[leaf],
             instruction=t.instruction,
         )
         return self.store.define(view)
 
     def _baseline_of(self, move: str) -> TrainedModel | None:
         """The trained model whose untuned base serves as ``baseline@<move>``."""
-        models = (self.trained.get(move), self.unified.get(move))
+        models = (self.trained.get(move), self.unified.get(move), self.shipped.get(move))
         return next((t for t in models if t and t.base_model), None)
 
+    def _records(self, move: str) -> tuple[TrainedModel | None, ...]:
+        """(specialist, unified, shipped) for ``move``, as :func:`validation_winner` takes them."""
+        return self.trained.get(move), self.unified.get(move), self.shipped.get(move)
+
     def auto_choice(self, move: str) -> str:
-        """What ``auto`` means for ``move``: whichever of its specialist, the unified model,
-        their untuned base and BM25 scored best on validation (:func:`validation_winner`);
+        """What ``auto`` means for ``move``: whichever of its specialist, the unified model, the
+        shipped model, their untuned base and BM25 scored best on validation (:func:`validation_winner`);
         with nothing trained, the configured default, and when that is itself ``auto``, BM25
         (what every model must beat)."""
-        specialist, unified = self.trained.get(move), self.unified.get(move)
-        if specialist is None and unified is None:
+        records = self._records(move)
+        if all(t is None for t in records):
             return "bm25" if self.default == AUTO else self.default
-        choice = validation_winner(specialist, unified)
+        choice = validation_winner(*records)
         if choice == "baseline":
             return f"baseline@{move}" if self._baseline_of(move) else "bm25"
         return choice
@@ -404,11 +417,22 @@ class SearchEngine:
                 }
                 for m, t in sorted(self.unified.items())
             },
-            # what auto chose among, per move (validation MRR@10; None: not recorded)
+            "shipped": {
+                m: {
+                    "name": t.name,
+                    "path": str(t.path),
+                    "card": "/card",
+                    "instruction": t.instruction,
+                    "worse_than_baseline": t.worse_than_baseline,
+                }
+                for m, t in sorted(self.shipped.items())
+            },
+            # what auto chose among, per move (validation MRR@10 on one pool; None: not
+            # recorded there)
             "validation_mrr@10": {
-                m: validation_scores(self.trained.get(m), self.unified.get(m))
+                m: validation_scores(*self._records(m))
                 for m in MOVES
-                if m in self.trained or m in self.unified
+                if any(t is not None for t in self._records(m))
             },
             "loaded": {name: round(s.load_s, 3) for (name, _), s in self.store.live.items()},
             "max_k": MAX_K,

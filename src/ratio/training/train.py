@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ratio.config import RunConfig
+from ratio.doctor import cpu_summary
 from ratio.io import write_text_atomic
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
@@ -365,6 +366,7 @@ def run_trial(
             "wall_s": wall,
             "resumed_from": last,
             "device": str(model.device),
+            "cpu": cpu_summary(),
             "world_size": args.world_size,
         },
         "signature": sig,

@@ -31,7 +31,8 @@ from ratio.metrics.evaluate import evaluate_per_query
 from ratio.metrics.significance import paired_scores, randomization_test
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
-from ratio.retrieval.models import prefixes, resolve_model
+from ratio.retrieval.models import models_dirs, prefixes, resolve_model
+from ratio.retrieval.shipped import latest, load_shipped
 from ratio.run import UNIFIED, RunDir
 from ratio.training.data import (
     TrainingError,
@@ -44,6 +45,8 @@ from ratio.training.train import train
 from ratio.training.validation import METRICS
 
 DEPTH = 100  # every system ranks this deep (the table's largest k)
+COMPARED = ("bm25", "baseline", "specialists", "unified", "hybrid", "shipped")
+DEFAULT_SYSTEMS = COMPARED[:-1]  # a shipped model is compared when asked for
 
 
 def train_unified(config: RunConfig, *, progress: bool = True, callbacks=()) -> dict[str, Any]:
@@ -69,15 +72,17 @@ def compare(
     *,
     split: str = "test",
     relations: list[str] | None = None,
-    systems: tuple[str, ...] = ("bm25", "baseline", "specialists", "unified", "hybrid"),
+    systems: tuple[str, ...] = DEFAULT_SYSTEMS,
     max_queries: int | None = None,
     max_pool: int | None = None,
     out: str | Path | None = None,
     progress: bool = True,
     specialists: list[str] | None = None,
+    shipped: str | Path | None = None,
+    command: str = "",
 ) -> EvaluationResults:
     """BM25 vs baseline vs specialists vs unified vs hybrid (RRF of BM25 and each move's
-    specialist) on one split, in the harness's table layout (``results.{md,csv,json}``), with
+    specialist) vs a shipped model (``shipped``: its folder, default the newest) on one split, in the harness's table layout (``results.{md,csv,json}``), with
     paired randomization tests of every row against BM25 and against the baseline.
 
     ``max_queries``/``max_pool`` default to ``train.test_max_queries``/``test_max_pool`` (0:
@@ -87,6 +92,11 @@ def compare(
     (shared with ``ratio evaluate``), fusion, metrics and tables are the harness's.
     """
     tc = config.train
+    unknown = sorted(set(systems) - set(COMPARED))
+    if unknown:
+        raise TrainingError(
+            f"unknown system {', '.join(unknown)} for train-compare; use {', '.join(COMPARED)}"
+        )
     relations = relations or [r for r in config.evaluate.relations if r in RELATIONS]
     max_queries = tc.test_max_queries if max_queries is None else max_queries
     max_pool = tc.test_max_pool if max_pool is None else max_pool
@@ -156,6 +166,14 @@ def compare(
                 plan.append((f"{tc.prefix}-Tuned", str(d), views))
             else:
                 skipped.append(f"specialist {rel}: no model at {d}")
+    if "shipped" in systems:
+        folder = Path(shipped) if shipped else latest(models_dirs())
+        if folder is None:
+            skipped.append("shipped: no models/ratio-moves-*-v<N> folder")
+        else:
+            s = load_shipped(folder)
+            views = trained(s.name, s.path, {r: s.instructions[r] for r in relations})
+            plan.append((s.name, str(s.path), views))
     if "unified" in systems:
         d = models.best(UNIFIED)
         if (d / "modules.json").is_file():
@@ -230,6 +248,7 @@ def compare(
         "benchmark": str(bench.directory),
         "skipped": skipped,
         "seconds": timings,
+        "command": command,
         "provenance": stamp("train-compare", config.digest("train", "build")),
     }
     res = EvaluationResults(rows, meta)

@@ -248,6 +248,10 @@ async function loadInfo() {
     for (const v of info.pool.venues) venue.append(el("option", { value: v }, v));
     const per = MOVES.map((m) => `${LABELS[m]}: ${info.per_move[m]}`).join(", ");
     $("pool-info").textContent = `${info.pool.candidates.toLocaleString()} candidate sentences · ${per}`;
+    const shipped = Object.values(info.shipped || {})[0];
+    if (shipped) {
+      $("pool-info").append(" · ", el("a", { href: shipped.card, target: "_blank" }, `${shipped.name} model card`));
+    }
   } catch (_) {
     $("pool-info").textContent = "server info unavailable";
   }
