@@ -24,7 +24,7 @@ import numpy as np
 
 from ratio.judge.backends import JudgeError
 from ratio.judge.llamacpp import resolve_gguf
-from ratio.retrieval.models import OFFLINE_ENV, ModelNotFoundError
+from ratio.retrieval.models import OFFLINE_ENV, ModelNotFoundError, models_dirs
 
 PROBE = "the sentence a self-check embeds"
 
@@ -141,6 +141,21 @@ def _embedding(model: str) -> Callable[[], str]:
     return check
 
 
+def _shipped() -> str:
+    """The move model ``auto`` serves out of the box: every file against its manifest."""
+    from ratio.retrieval.dense import Encoder
+    from ratio.retrieval.shipped import latest, load_shipped
+
+    folder = latest(models_dirs())
+    if folder is None:
+        raise FileNotFoundError(
+            "no models/ratio-moves-*-v<N> folder: `auto` serves BM25 until a model is trained"
+        )
+    s = load_shipped(folder)
+    v = Encoder(str(folder)).encode([s.instructions["address"] + PROBE])
+    return f"{folder} ({s.content_hash[:23]}…, every file verified); dim {v.shape[1]}"
+
+
 def _ray() -> str:
     import ray
 
@@ -162,6 +177,7 @@ CHECKS: dict[str, Callable[[], str]] = {
     "faiss": _faiss,
     "torch": _torch,
     **{m: _embedding(m) for m in ("all-MiniLM-L6-v2", "all-mpnet-base-v2", "potion-mpnet-256")},
+    "shipped model": _shipped,
     "ray": _ray,
     "chromium": _chromium,
 }

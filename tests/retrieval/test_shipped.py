@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from ratio.doctor import run_check
 from ratio.records import RELATIONS
 from ratio.retrieval.dense import Encoder
 from ratio.retrieval.models import REPO_ROOT
@@ -57,3 +58,9 @@ def test_the_card_states_licence_and_training_data():
     record = json.loads((SHIPPED / RECORD).read_text())
     assert record["base_licence"] and record["training"]["pairs_per_move"]
     assert record["base_licence"] in load_shipped(SHIPPED).card.read_text()
+
+
+def test_ratio_doctor_verifies_and_loads_it():
+    check = run_check("shipped model")
+    assert check.status == "ok", check.detail
+    assert SHIPPED.name in check.detail and "every file verified" in check.detail

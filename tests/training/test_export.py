@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from ratio.config import SystemConfig
+from ratio.evaluation.harness import evaluate_systems
 from ratio.records import RELATIONS
 from ratio.retrieval.models import resolve_model
 from ratio.retrieval.shipped import RECORD, ShippedModelError, latest, load_shipped, verify
@@ -155,3 +158,17 @@ def test_cli_export_and_verify(trained, tmp_path):
         [RATIO, "model", "verify", str(out)], capture_output=True, text=True, timeout=300
     )
     assert run.returncode == 2 and f"{out / 'modules.json'}: " in run.stderr
+
+
+def test_evaluate_ranks_a_shipped_model_per_move_as_train_compare_does(trained, tmp_path):
+    """A shipped folder named as an ``[[evaluate.systems]]`` model is read with each move's
+    instruction: ``ratio evaluate`` and ``train-compare`` give it the same scores."""
+    cfg, best = trained
+    out = export_model(best, tmp_path / "ratio-moves-tiny-v1", config=cfg)
+    system = SystemConfig(name="shipped", kind="dense", model=str(out), prefix="generic")
+    ev = dataclasses.replace(cfg.evaluate, systems=[system], relations=list(RELATIONS))
+    res = evaluate_systems(dataclasses.replace(cfg, evaluate=ev), write=False, progress=False)
+    cmp = compare(cfg, systems=("shipped",), shipped=out, out=tmp_path / "cmp")
+    got = {r["relation"]: r["metrics"]["mrr@10"] for r in res.rows}
+    want = {r["relation"]: r["metrics"]["mrr@10"] for r in cmp.rows}
+    assert got == pytest.approx(want, abs=1e-9)

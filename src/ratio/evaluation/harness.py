@@ -31,6 +31,8 @@ from ratio.metrics import Qrels, evaluate
 from ratio.metrics.trec import write_run
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
+from ratio.retrieval.models import resolve_model
+from ratio.retrieval.shipped import is_shipped, load_shipped
 from ratio.retrieval.store import IndexedPool, IndexStore, Pool, slug
 from ratio.run import HELD_SUFFIX, Benchmark, RunDir
 
@@ -144,6 +146,25 @@ def index_store(
         embeddings=run_dir.embeddings,
         progress=progress,
     )
+
+
+def _per_move(store: IndexStore, s: SystemConfig, relation: str) -> str:
+    """The store system that ranks ``s`` for ``relation``: ``s`` itself, or for a shipped move
+    model (its folder carries one query instruction per move) an instructed view of its index
+    that reads the queries with the move's instruction, as the service does."""
+    if s.kind != "dense" or not s.model:
+        return s.name
+    try:
+        folder = resolve_model(s.model)[0]
+    except RatioError:
+        return s.name  # the store reports a missing model when it loads it
+    if not is_shipped(folder):
+        return s.name
+    instruction = load_shipped(folder).instructions[relation]
+    view = SystemConfig(
+        name=f"{s.name}@{relation}", kind="instructed", components=[s.name], instruction=instruction
+    )
+    return store.define(view)
 
 
 def named_systems(config: RunConfig) -> dict[str, SystemConfig]:
@@ -277,7 +298,8 @@ def evaluate_systems(
                 "metrics": {m: None for m in metrics},
             }
             if qrels:
-                run = store.rank(name, pool, texts, depth, qids).in_trec_order()
+                ranked = _per_move(store, s, rel)
+                run = store.rank(ranked, pool, texts, depth, qids).in_trec_order()
                 row["metrics"] = evaluate(Qrels.from_dict(qrels), run, metrics)
                 if write:
                     tag = "" if oracle == "none" else f".{pool.key}"
