@@ -154,6 +154,9 @@ class ServeConfig:
     # the shipped move model `auto` may serve: latest (the newest models/ratio-moves-*-v<N>),
     # a folder name or path, or "none"
     shipped: str = "latest"
+    # source = "sentences": only these publication years and section categories (empty: all)
+    years: list[int] = field(default_factory=list)
+    sections: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -149,6 +151,26 @@ def test_split_pool_and_sentence_collection(tiny_config):
     row = sents.pool.rows([40])[0]
     top = sents.search(row["text"], "specify", 1)["results"][0]
     assert top["candidate_id"] == row["candidate_id"] and top["section"] is not None
+
+
+def test_a_collection_of_one_years_sentences_of_chosen_sections(tiny_config):
+    """``[serve] years`` / ``sections`` narrow the ingested collection; the pool keeps its
+    neighbours' context and its own folder, and an empty choice is an error naming the field."""
+    sents = _sentences(tiny_config)
+    in_2025 = sents.filter(pc.equal(sents["year"], 2025))
+    top = Counter(in_2025["section_category"].to_pylist()).most_common(1)[0][0]
+    over = {"serve.source": "sentences", "serve.years": [2025], "serve.sections": [top]}
+    eng = SearchEngine.open(load_config(tiny_config, over))
+    chosen = in_2025.filter(pc.equal(in_2025["section_category"], top))
+    assert eng.pool.n == len(set(chosen["match"].to_pylist()))
+    assert eng.pool.key == f"sentences-2025-{top}"
+    assert set(eng.pool.column("year").to_pylist()) == {2025}
+    assert set(eng.pool.column("section_category").to_pylist()) == {top}
+    assert any(eng.pool.column("prev").to_pylist())  # neighbours from any section
+    with pytest.raises(ServeError, match=r"has no sentences.*years = \[1999\]"):
+        SearchEngine.open(load_config(tiny_config, {**over, "serve.years": [1999]}))
+    with pytest.raises(ServeError, match='use them with source = "sentences"'):
+        SearchEngine.open(load_config(tiny_config, {"serve.years": [2025]}))
 
 
 def test_indexes_persist_and_pool_rebuilds_when_inputs_change(tmp_path, tiny_config):

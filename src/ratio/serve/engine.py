@@ -124,7 +124,15 @@ class SearchEngine:
         # the config's own value is relative to the config file, like every path in it
         cand = candidates or (cfg.resolve(serve.candidates) if serve.candidates else None)
         index_dir = index_dir or (cfg.resolve(serve.index_dir) if serve.index_dir else None)
-        spec = pool_spec(cfg, source=source, split=split, candidates=cand, index_dir=index_dir)
+        spec = pool_spec(
+            cfg,
+            source=source,
+            split=split,
+            candidates=cand,
+            index_dir=index_dir,
+            years=serve.years,
+            sections=serve.sections,
+        )
         pool = prepare_pool(spec, progress=progress)
         dense_model = serve.model or next(
             (s.model for s in cfg.evaluate.systems if s.kind == "dense" and s.model),

@@ -34,6 +34,11 @@ POOL_VERSION = "2"  # bump when the pool file's columns or their derivation chan
 SOURCES = ("benchmark", "sentences")
 
 
+def slug_part(text: str) -> str:
+    """A folder-safe piece of a pool key."""
+    return "".join(c if c.isalnum() else "_" for c in text.lower())
+
+
 class ServeError(RatioError):
     """A request or setup the engine cannot serve; ``status`` is the HTTP code to answer with."""
 
@@ -133,6 +138,9 @@ class PoolSpec:
     papers: list[Path]
     sentences: list[Path]
     directory: ServePoolDir  # the pool file and its indexes
+    # source = sentences: only these publication years / section categories (empty: all)
+    years: tuple[int, ...] = ()
+    sections: tuple[str, ...] = ()
 
 
 def pool_spec(
@@ -142,8 +150,18 @@ def pool_spec(
     split: str = "",
     candidates: str | os.PathLike | None = None,
     index_dir: str | os.PathLike | None = None,
+    years: Sequence[int] = (),
+    sections: Sequence[str] = (),
 ) -> PoolSpec:
-    """Resolve which files make the pool, from a config and the serve options."""
+    """Resolve which files make the pool, from a config and the serve options. ``years`` and
+    ``sections`` narrow an ingested collection (``source = "sentences"``), e.g. every body
+    sentence of one year; its folder name says which."""
+    years, sections = tuple(sorted({int(y) for y in years})), tuple(sorted(set(sections)))
+    if (years or sections) and (candidates or source != "sentences"):
+        raise ServeError(
+            "[serve] years / sections narrow an ingested collection: use them with "
+            'source = "sentences" (a benchmark pool is already a split\'s candidates)'
+        )
     if candidates:
         path = Path(candidates)
         if not path.is_file():
@@ -177,13 +195,15 @@ def pool_spec(
             key = f"benchmark-{split or 'all'}"
         else:
             cand_files = []
-            key = "sentences"
+            key = "sentences" + "".join(f"-{y}" for y in years)
+            if sections:
+                key += "-" + "-".join(slug_part(s) for s in sections)
     sent_files = run.ingest.sentence_shards()
     if source == "sentences" and not candidates and not sent_files:
         raise ServeError(f"no sentence shards under {run.ingest.sentences} (run `ratio ingest`)")
     paper_files = run.ingest.paper_shards()
     where = ServePoolDir(Path(index_dir)) if index_dir else run.serve_pool(key)
-    return PoolSpec(key, cand_files, paper_files, sent_files, where)
+    return PoolSpec(key, cand_files, paper_files, sent_files, where, years, sections)
 
 
 class PoolFile:
@@ -255,6 +275,8 @@ def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> PoolFile:
     d = spec.directory
     inputs = {"candidates": spec.candidates, "papers": spec.papers, "sentences": spec.sentences}
     sig = {"version": POOL_VERSION, **{k: _signature(paths) for k, paths in inputs.items()}}
+    if spec.years or spec.sections:
+        sig["filter"] = {"years": list(spec.years), "sections": list(spec.sections)}
     if d.meta.is_file() and d.pool_file.is_file():
         try:
             old = json.loads(d.meta.read_text())
@@ -272,7 +294,21 @@ def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> PoolFile:
             papers_in_pool = pc.unique(cands.column("paper_id"))
             sentences = sentences.filter(pc.is_in(sentences.column("paper_id"), papers_in_pool))
     else:
-        cands = sentences_as_candidates(sentences)
+        chosen = sentences
+        if spec.years:
+            years = pa.array(spec.years, pa.int64())
+            chosen = chosen.filter(pc.is_in(chosen.column("year").cast(pa.int64()), years))
+        if spec.sections:
+            wanted = pa.array(spec.sections, pa.string())
+            chosen = chosen.filter(pc.is_in(chosen.column("section_category"), wanted))
+        if not chosen.num_rows:
+            raise ServeError(
+                f"the collection {spec.key!r} has no sentences: {sentences.num_rows:,} ingested, "
+                f"none with [serve] years = {list(spec.years)} and sections = "
+                f"{list(spec.sections)} (section categories: "
+                f"{', '.join(sorted(c for c in pc.unique(sentences.column('section_category')).to_pylist() if c))})"
+            )
+        cands = sentences_as_candidates(chosen)
     papers = _read_many(spec.papers, ["paper_id", "title", "year", "venue"])
     table = build_pool_table(cands, papers, sentences)
     ids = table.column("candidate_id").to_pylist()
