@@ -25,6 +25,7 @@ import numpy as np
 from ratio.judge.backends import JudgeError
 from ratio.judge.llamacpp import resolve_gguf
 from ratio.retrieval.models import OFFLINE_ENV, ModelNotFoundError, models_dirs
+from ratio.retrieval.shipped import latest, load_shipped
 
 PROBE = "the sentence a self-check embeds"
 
@@ -143,8 +144,8 @@ def _embedding(model: str) -> Callable[[], str]:
 
 def _shipped() -> str:
     """The move model ``auto`` serves out of the box: every file against its manifest."""
+    # lazy: as in _embedding
     from ratio.retrieval.dense import Encoder
-    from ratio.retrieval.shipped import latest, load_shipped
 
     folder = latest(models_dirs())
     if folder is None:

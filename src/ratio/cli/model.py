@@ -46,6 +46,7 @@ def card_cmd(
     ),
 ) -> None:
     """Rewrite the model card (and its manifest), with the test table of ``--test``."""
+    # lazy: as export
     from ratio.training.export import write_card
 
     typer.echo(str(write_card(folder, test)))
@@ -54,6 +55,7 @@ def card_cmd(
 @model_app.command("verify")
 def verify_cmd(folder: Path = typer.Argument(..., help="a shipped model folder")) -> None:
     """Check every file against the manifest; print the record's summary."""
+    # lazy: kept off `ratio --help` like every command's area
     from ratio.retrieval.shipped import load_shipped
 
     s = load_shipped(folder)
