@@ -41,7 +41,10 @@ from ratio.training.train import TRAINING_META
 from ratio.training.validation import PRIMARY, relation_metric
 
 DTYPES = ("float16", "float32")
-SKIP = {TRAINING_META, CARD, "checkpoints"}  # the run's record becomes ours; our card replaces
+# the run's record becomes ours, our card replaces its card; a trainer checkpoint's state
+# (optimizer, scheduler, RNG) is for resuming, not for serving
+SKIP = {TRAINING_META, CARD, "checkpoints", "optimizer.pt", "scheduler.pt", "rng_state.pth"}
+SKIP |= {"trainer_state.json", "training_args.bin"}
 TEST_METRICS = ("mrr@10", "recall@10")
 
 
