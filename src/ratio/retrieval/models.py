@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from ratio.io import RatioError
-from ratio.retrieval.shipped import is_shipped, verify
+from ratio.retrieval.shipped import RECORD, is_shipped, verify
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -162,6 +162,8 @@ def model_key(path: Path) -> str:
             with open(f, "rb") as fh:
                 for chunk in iter(partial(fh.read, 1 << 22), b""):
                     h.update(chunk)
+        elif f.name == RECORD:
+            continue  # a shipped model's record (its card's numbers), not what encodes
         elif f.suffix in {".json", ".txt", ".model"}:
             h.update(f"{f.relative_to(path)}:{f.stat().st_size}\n".encode())
     return f"{path.name}-{h.hexdigest()[:12]}"

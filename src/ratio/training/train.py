@@ -31,7 +31,7 @@ from typing import Any
 from ratio.config import RunConfig
 from ratio.doctor import cpu_summary
 from ratio.io import write_text_atomic
-from ratio.provenance import stamp
+from ratio.provenance import code_version, stamp
 from ratio.records import RELATIONS
 from ratio.retrieval.dense import available_cores
 from ratio.retrieval.models import is_static, quiet_offline_hf, resolve_model
@@ -462,6 +462,7 @@ def train(
 ) -> dict[str, dict[str, Any]]:
     """Train every grid trial for ``relation`` (or ``all``) and select the best of each target:
     ``{target: selection}``, a target being a relation or ``unified``."""
+    code_version()  # cached now: a commit landing during a long run must not relabel it
     plans = make_plans(config, relation, unified)
     models = RunDir.of(config).trained
     out: dict[str, dict[str, Any]] = {}
