@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +33,10 @@ from ratio.schemas import POOL
 
 POOL_VERSION = "2"  # bump when the pool file's columns or their derivation change
 SOURCES = ("benchmark", "sentences")
+
+
+def _categories(sentences: pa.Table) -> list[str]:
+    return sorted(c for c in pc.unique(sentences.column("section_category")).to_pylist() if c)
 
 
 def slug_part(text: str) -> str:
@@ -274,7 +279,8 @@ def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> PoolFile:
     """Load the pool file for ``spec``, (re)building it first when its inputs changed."""
     d = spec.directory
     inputs = {"candidates": spec.candidates, "papers": spec.papers, "sentences": spec.sentences}
-    sig = {"version": POOL_VERSION, **{k: _signature(paths) for k, paths in inputs.items()}}
+    sig: dict[str, Any] = {"version": POOL_VERSION}
+    sig.update({k: _signature(paths) for k, paths in inputs.items()})
     if spec.years or spec.sections:
         sig["filter"] = {"years": list(spec.years), "sections": list(spec.sections)}
     if d.meta.is_file() and d.pool_file.is_file():
@@ -294,6 +300,8 @@ def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> PoolFile:
             papers_in_pool = pc.unique(cands.column("paper_id"))
             sentences = sentences.filter(pc.is_in(sentences.column("paper_id"), papers_in_pool))
     else:
+        if sentences is None:  # pool_spec checked the shards exist; an empty list reads as None
+            raise ServeError(f"the collection {spec.key!r} has no sentence shards")
         chosen = sentences
         if spec.years:
             years = pa.array(spec.years, pa.int64())
@@ -305,8 +313,7 @@ def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> PoolFile:
             raise ServeError(
                 f"the collection {spec.key!r} has no sentences: {sentences.num_rows:,} ingested, "
                 f"none with [serve] years = {list(spec.years)} and sections = "
-                f"{list(spec.sections)} (section categories: "
-                f"{', '.join(sorted(c for c in pc.unique(sentences.column('section_category')).to_pylist() if c))})"
+                f"{list(spec.sections)} (section categories: {', '.join(_categories(sentences))})"
             )
         cands = sentences_as_candidates(chosen)
     papers = _read_many(spec.papers, ["paper_id", "title", "year", "venue"])
