@@ -133,19 +133,23 @@ def _fix(folder: Path) -> str:
     )
 
 
+def read_json(path: Path, missing: str, fix: str = "") -> dict[str, Any]:
+    """A JSON object from ``path``; errors name the file (``missing`` says why it is needed)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ShippedModelError(f"{path}: missing; {missing}") from None
+    except ValueError as e:
+        raise ShippedModelError(f"{path}: not valid JSON ({e}). {fix}".rstrip()) from None
+    if not isinstance(data, dict):
+        raise ShippedModelError(f"{path}: expected a JSON object")
+    return data
+
+
 def read_record(folder: Path) -> dict[str, Any]:
     path = Path(folder) / RECORD
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ShippedModelError(
-            f"{path}: missing; {folder} is not a shipped model folder (write one with "
-            f"`ratio model export`)"
-        ) from None
-    except ValueError as e:
-        raise ShippedModelError(f"{path}: not valid JSON ({e}). {_fix(Path(folder))}") from None
-    if not isinstance(record, dict):
-        raise ShippedModelError(f"{path}: expected a JSON object")
+    missing = f"{folder} is not a shipped model folder (write one with `ratio model export`)"
+    record = read_json(path, missing, _fix(Path(folder)))
     if record.get("format") != FORMAT:
         raise ShippedModelError(
             f"{path}: field 'format' is {record.get('format')!r}; this Ratio reads format {FORMAT}"

@@ -33,6 +33,7 @@ from ratio.retrieval.shipped import (
     content_hash,
     load_shipped,
     manifest,
+    read_json,
     read_record,
 )
 from ratio.run import UNIFIED, RunDir
@@ -165,16 +166,9 @@ def _training_record(src: Path) -> dict[str, Any]:
             f"{src}: not a sentence-transformers model folder (no modules.json); give the "
             f"`best` folder `ratio train` wrote, or the run config"
         )
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ShippedModelError(
-            f"{path}: missing; export needs the training record `ratio train` saves beside "
-            f"the weights"
-        ) from None
-    except ValueError as e:
-        raise ShippedModelError(f"{path}: not valid JSON ({e})") from None
-    return meta
+    return read_json(
+        path, "export needs the training record `ratio train` saves beside the weights"
+    )
 
 
 def _selection(src: Path) -> dict[str, Any]:
