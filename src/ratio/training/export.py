@@ -128,7 +128,7 @@ def export_model(
         old = out / RECORD
         if old.is_file():  # a re-export keeps the test table measured on the same weights
             prior = read_record(out)
-            if prior.get("test") and _same_weights(out, tmp):
+            if prior.get("test") and _same_weights(prior.get("files") or {}, tmp):
                 record["test"] = prior["test"]
         _finish(tmp, record)
         _replace(tmp, out)
@@ -245,9 +245,11 @@ def _is_transformer(folder: Path) -> bool:
     return "model_type" in cfg and cfg.get("model_type") != "model2vec"
 
 
-def _same_weights(a: Path, b: Path) -> bool:
-    pick = lambda d: {k: v for k, v in manifest(d).items() if k != CARD}  # noqa: E731
-    return pick(a) == pick(b)
+def _same_weights(recorded: dict[str, Any], new: Path) -> bool:
+    """Whether ``new`` holds the files the old record lists (the card aside), read from that
+    record rather than hashed again."""
+    fresh = {k: v for k, v in manifest(new).items() if k != CARD}
+    return {k: v for k, v in recorded.items() if k != CARD} == fresh
 
 
 def _finish(folder: Path, record: dict[str, Any]) -> None:
