@@ -25,9 +25,12 @@ import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
 from ratio.cli import app
+from ratio.retrieval.models import REPO_ROOT
+from ratio.retrieval.shipped import latest
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "data" / "own_corpus"
+SHIPPED = latest([REPO_ROOT / "models"])
 
 
 def _config(tmp_path: Path, **replace: str) -> Path:
@@ -114,6 +117,7 @@ def test_tutorial_commands_end_to_end(tmp_path, monkeypatch):
     test = pq.read_table(run / "benchmark" / "test" / "candidates.parquet").to_pylist()
     assert min(c["year"] for c in test) >= 2009
     assert {"N18-3011", "2212.11808"} <= {c["paper_id"] for c in test}  # PDF papers, 2018/2022
+    n_test_candidates = len(test)
     # 3. evaluate: BM25 on the test split
     _run(*evaluate)
     assert (run / "eval" / "test" / "results.md").exists()
@@ -144,6 +148,22 @@ def test_tutorial_commands_end_to_end(tmp_path, monkeypatch):
         r = httpx.post(f"http://127.0.0.1:{port}/search", json=query, timeout=60)
         assert r.status_code == 200, r.text
         assert len(r.json()["results"]) == query["k"], r.json()
+        # every ingested sentence, each move answered by the shipped model, three lists
+        info = httpx.get(f"http://127.0.0.1:{port}/info", timeout=10).json()
+        n_sentences = sum(
+            pq.read_metadata(p).num_rows for p in (run / "ingest" / "sentences").glob("*.parquet")
+        )
+        assert info["pool"]["candidates"] > 3 * n_test_candidates
+        assert info["pool"]["candidates"] <= n_sentences
+        if SHIPPED:
+            assert set(info["per_move"].values()) == {"shipped"}, info["per_move"]
+            moves = httpx.post(
+                f"http://127.0.0.1:{port}/moves",
+                json={"query": query["query"], "k": 10},
+                timeout=60,
+            ).json()["moves"]
+            lists = {m: [h["candidate_id"] for h in r["results"]] for m, r in moves.items()}
+            assert len({tuple(v) for v in lists.values()}) == 3, lists
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -157,6 +157,11 @@ class ServeConfig:
     # source = "sentences": only these publication years and section categories (empty: all)
     years: list[int] = field(default_factory=list)
     sections: list[str] = field(default_factory=list)
+    # one benchmark split: serve the seeded sub-pool an [evaluate] system with the same
+    # max_pool / max_queries searches (every gold of its sampled queries + random others), so
+    # the service reuses the evaluation's vectors; 0 = the whole pool
+    max_pool: int = 0
+    max_queries: int = 0
 
 
 @dataclass

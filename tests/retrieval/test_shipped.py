@@ -11,7 +11,7 @@ import pytest
 from ratio.doctor import run_check
 from ratio.records import RELATIONS
 from ratio.retrieval.dense import Encoder
-from ratio.retrieval.models import REPO_ROOT
+from ratio.retrieval.models import REPO_ROOT, SHIPPED_ALIAS, ModelNotFoundError, resolve_model
 from ratio.retrieval.shipped import CARD, RECORD, latest, load_shipped
 
 SHIPPED = latest([REPO_ROOT / "models"])
@@ -64,3 +64,10 @@ def test_ratio_doctor_verifies_and_loads_it():
     check = run_check("shipped model")
     assert check.status == "ok", check.detail
     assert SHIPPED.name in check.detail and "every file verified" in check.detail
+
+
+def test_model_shipped_in_a_config_names_the_newest_version(monkeypatch, tmp_path):
+    assert resolve_model(SHIPPED_ALIAS)[0] == SHIPPED.resolve()
+    monkeypatch.setattr("ratio.retrieval.models.models_dirs", lambda: [tmp_path])
+    with pytest.raises(ModelNotFoundError, match="no models/ratio-moves-"):
+        resolve_model(SHIPPED_ALIAS)

@@ -28,3 +28,19 @@ def test_serve_unknown_split_is_a_user_error(tiny_config):
 def test_commands_are_registered(cmd):
     res = CliRunner().invoke(app, [cmd, "--help"])
     assert res.exit_code == 0 and "--config" in res.output
+
+
+def test_search_on_an_unbuilt_run_builds_it_first(neurips_slice, tmp_path):
+    """A fresh checkout serves without `ratio build`: the engine runs the build first (the
+    ingested collection is enough for source = sentences, but the build makes both)."""
+    cfg = tmp_path / "fresh.toml"
+    cfg.write_text(
+        f'[corpus]\ninputs = ["{neurips_slice}"]\nformat = "ratio-jsonl"\n\n'
+        f'[build]\nout = "run"\n\n[serve]\nretriever = "bm25"\nshipped = "none"\nsplit = "test"\n',
+        encoding="utf-8",
+    )
+    res = CliRunner().invoke(app, ["search", "privacy of training data", "--config", str(cfg)])
+    assert res.exit_code == 0, res.output
+    assert "building it first" in res.output
+    assert (tmp_path / "run" / "benchmark" / "test" / "candidates.parquet").is_file()
+    assert "address · bm25 · top" in res.output

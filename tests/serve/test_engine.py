@@ -13,7 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from ratio.config import load_config
-from ratio.run import UNIFIED
+from ratio.evaluation.harness import make_pool, sampled_queries
+from ratio.run import UNIFIED, RunDir
 from ratio.serve.engine import (
     MOVES,
     SearchEngine,
@@ -171,6 +172,28 @@ def test_a_collection_of_one_years_sentences_of_chosen_sections(tiny_config):
         SearchEngine.open(load_config(tiny_config, {**over, "serve.years": [1999]}))
     with pytest.raises(ServeError, match='use them with source = "sentences"'):
         SearchEngine.open(load_config(tiny_config, {"serve.years": [2025]}))
+
+
+def test_a_split_sub_pool_is_the_one_the_evaluation_searches(tiny_config):
+    """``[serve] max_pool`` / ``max_queries`` serve the seeded sub-pool an ``[evaluate]``
+    system with the same caps is scored on, so the service reuses the evaluation's vectors."""
+    over = {"serve.split": "test", "serve.max_pool": 25, "serve.max_queries": 2}
+    cfg = load_config(tiny_config, over)
+    eng = SearchEngine.open(cfg)
+    bench = RunDir.of(cfg).benchmark.load("test")
+    queries = sampled_queries(bench, cfg.evaluate.relations, 2, cfg.build.seed)
+    golds = set().union(*(g for *_, g in queries.values()))
+    evaluated = make_pool(
+        bench, relation=None, oracle="none", golds=golds, max_pool=25, seed=cfg.build.seed
+    )
+    assert len(evaluated.ids) == 25 < bench.candidates.num_rows
+    assert sorted(eng.pool.ids) == sorted(evaluated.ids)
+    assert golds <= set(eng.pool.ids)
+    assert eng.pool.key == f"benchmark-test-max25-q2-seed{cfg.build.seed}"
+    with pytest.raises(ServeError, match="max_pool / max_queries take a seeded sub-pool"):
+        SearchEngine.open(load_config(tiny_config, {**over, "serve.source": "sentences"}))
+    with pytest.raises(ServeError, match="must be >= 0"):
+        SearchEngine.open(load_config(tiny_config, {**over, "serve.max_pool": -1}))
 
 
 def test_indexes_persist_and_pool_rebuilds_when_inputs_change(tmp_path, tiny_config):

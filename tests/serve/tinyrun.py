@@ -98,7 +98,8 @@ def write_tiny_run(run: Path, *, papers_per_year: int = 3, per_paper: int = 60) 
 
     Splits: ``train`` holds 2023 papers, ``test`` 2025 papers. Candidates are every
     other sentence of each paper (up to ``per_paper``), so neighbours stay in the
-    sentence shards for the context lookup.
+    sentence shards for the context lookup. Each candidate of a move's origin is the gold of
+    one query, the sentence before it (as a mined pair's query precedes its gold).
     """
     (run / "ingest" / "sentences").mkdir(parents=True, exist_ok=True)
     (run / "ingest" / "papers").mkdir(parents=True, exist_ok=True)
@@ -106,6 +107,7 @@ def write_tiny_run(run: Path, *, papers_per_year: int = 3, per_paper: int = 60) 
         papers = _papers(NEURIPS / f"neurips-{year}-00.jsonl.zst", papers_per_year)
         sents: list[dict] = []
         cands: list[dict] = []
+        queries: list[dict] = []
         seen: set[str] = set()
         paper_rows = []
         for p in papers:
@@ -129,6 +131,20 @@ def write_tiny_run(run: Path, *, papers_per_year: int = 3, per_paper: int = 60) 
                 if cid in seen:
                     continue
                 seen.add(cid)
+                if ORIGINS[i % len(ORIGINS)] != "explicit_contrast":
+                    q = rows[2 * i]
+                    queries.append(
+                        {
+                            "query_id": f"q-{cid}",
+                            "text": q["text"],
+                            "relation": ORIGINS[i % len(ORIGINS)],
+                            "marker": "",
+                            "paper_id": q["paper_id"],
+                            "year": q["year"],
+                            "section_category": q["section_category"],
+                            "gold_id": cid,
+                        }
+                    )
                 cands.append(
                     {
                         "candidate_id": cid,
@@ -156,4 +172,12 @@ def write_tiny_run(run: Path, *, papers_per_year: int = 3, per_paper: int = 60) 
         pq.write_table(
             pa.Table.from_pylist(cands, schema=schemas.CANDIDATES), bench / "candidates.parquet"
         )
+        pq.write_table(
+            pa.Table.from_pylist(queries, schema=schemas.QUERIES), bench / "queries.parquet"
+        )
+        qrels = [
+            {"query_id": q["query_id"], "candidate_id": q["gold_id"], "relevance": 1}
+            for q in queries
+        ]
+        pq.write_table(pa.Table.from_pylist(qrels, schema=schemas.QRELS), bench / "qrels.parquet")
     return run

@@ -73,9 +73,9 @@ def test_the_card_gets_the_test_table_and_the_manifest_follows(trained, tmp_path
         command="ratio train-compare ...",
     )
     assert {r["setup"] for r in res.rows} == {"BM25", "generic-Baseline", "ratio-moves-tiny-v2"}
-    write_card(out, tmp_path / "cmp")
+    write_card(out, [tmp_path / "cmp"])
     s = load_shipped(out)  # verified again after the card changed
-    assert {r["system"] for r in s.record["test"]["rows"]} >= {"BM25", "ratio-moves-tiny-v2"}
+    assert {r["system"] for r in s.record["test"][0]["rows"]} >= {"BM25", "ratio-moves-tiny-v2"}
     assert "| ratio-moves-tiny-v2 | address |" in s.card.read_text()
     assert "ratio train-compare ..." in s.card.read_text()
     # a later re-export of the same weights keeps the measured table

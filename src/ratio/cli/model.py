@@ -41,11 +41,14 @@ def export_cmd(
 @model_app.command("card")
 def card_cmd(
     folder: Path = typer.Argument(..., help="a shipped model folder"),
-    test: Path = typer.Option(
-        None, "--test", help="a `ratio train-compare` output folder (its results.json)"
+    test: list[Path] = typer.Option(
+        None,
+        "--test",
+        help="a `ratio train-compare` output folder (its results.json); repeatable, the "
+        "headline (full-pool) table first",
     ),
 ) -> None:
-    """Rewrite the model card (and its manifest), with the test table of ``--test``."""
+    """Rewrite the model card (and its manifest), with the test tables of ``--test``."""
     # lazy: as export
     from ratio.training.export import write_card
 

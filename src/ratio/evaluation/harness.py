@@ -61,6 +61,34 @@ def sub_pool(ids: Sequence[str], golds: set[str], max_pool: int, seed: int) -> n
     return np.sort(np.concatenate([gold_idx, chosen]).astype(np.int64))
 
 
+def sampled_queries(
+    bench: Benchmark, relations: Sequence[str], max_queries: int, seed: int
+) -> dict[str, tuple[list[str], list[str], dict[str, dict[str, int]], set[str]]]:
+    """Per relation: (query ids, texts, qrels, golds) of every query, or of a seeded sample of
+    ``max_queries`` stratified by marker (0 = all)."""
+    out = {}
+    for rel in relations:
+        qids, texts = bench.relation_queries(rel, max_queries, seed)
+        qrels = bench.qrels_dict(qids)
+        out[rel] = (qids, texts, qrels, _relevant(qrels))
+    return out
+
+
+def sub_pool_ids(
+    bench: Benchmark, relations: Sequence[str], max_pool: int, max_queries: int, seed: int
+) -> list[str]:
+    """The candidate ids of the seeded sub-pool a system with this ``max_pool`` and
+    ``max_queries`` is evaluated on: every gold of its sampled queries plus random others. The
+    service serves the same one (``[serve] max_pool``), so it reuses the evaluation's vectors."""
+    golds = set().union(
+        *(g for *_, g in sampled_queries(bench, relations, max_queries, seed).values())
+    )
+    ids = bench.candidate_ids
+    if not max_pool or max_pool >= len(ids):
+        return list(ids)
+    return [ids[i] for i in sub_pool(ids, golds, max_pool, seed)]
+
+
 def make_pool(
     bench: Benchmark,
     *,
@@ -260,13 +288,11 @@ def evaluate_systems(
     )
     for name in chosen:
         s = named[name]
-        sys_rel = dict(per_rel)
-        if s.max_queries:
-            for rel, (qids, _texts, qrels, _golds) in per_rel.items():
-                if len(qids) > s.max_queries:
-                    qids, texts = bench.relation_queries(rel, s.max_queries, config.build.seed)
-                    qrels = {q: qrels[q] for q in qids}
-                    sys_rel[rel] = (qids, texts, qrels, _relevant(qrels))
+        sys_rel = (
+            sampled_queries(bench, ev.relations, s.max_queries, config.build.seed)
+            if s.max_queries
+            else per_rel
+        )
         sys_golds = set().union(*(g for *_, g in sys_rel.values()))
         for rel in ev.relations:
             bar.set_postfix_str(f"{name} / {rel}")

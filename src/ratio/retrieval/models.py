@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from ratio.io import RatioError
-from ratio.retrieval.shipped import RECORD, is_shipped, verify
+from ratio.retrieval.shipped import RECORD, is_shipped, latest, verify
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -94,6 +94,10 @@ def quiet_offline_hf() -> None:
     hf_logging.disable_progress_bar()
 
 
+# ``model = "shipped"``: the newest shipped move model (models/ratio-moves-*-v<N>)
+SHIPPED_ALIAS = "shipped"
+
+
 def models_dirs() -> list[Path]:
     """Directories searched for a model by name: ``$RATIO_MODELS`` then the repo's ``models/``."""
     env = os.environ.get("RATIO_MODELS", "")
@@ -105,6 +109,14 @@ def resolve_model(name_or_path: str) -> tuple[Path, ModelSpec]:
     path."""
     if not name_or_path:
         raise ModelNotFoundError("no model given for a dense system (set `model = ...`)")
+    if name_or_path == SHIPPED_ALIAS:  # configs name the newest version, not one number
+        newest = latest(models_dirs())
+        if newest is None:
+            raise ModelNotFoundError(
+                f"model {SHIPPED_ALIAS!r}: no models/ratio-moves-*-v<N> folder in "
+                f"{', '.join(str(d) for d in models_dirs())} (git checkout -- models/)"
+            )
+        name_or_path = str(newest)
     spec = KNOWN_MODELS.get(name_or_path)
     candidates: list[Path] = []
     direct = Path(name_or_path).expanduser()

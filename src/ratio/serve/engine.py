@@ -57,6 +57,29 @@ def _single_query_threads() -> None:
         faiss.omp_set_num_threads(_FAISS_THREADS)
 
 
+def _built(run: RunDir, source: str, split: str) -> bool:
+    """Whether the run has what ``source`` serves (else :meth:`SearchEngine.open` builds it)."""
+    if source == "sentences":
+        return bool(run.ingest.sentence_shards())
+    if split:
+        return run.benchmark.split(split).candidates.is_file()
+    return bool(run.benchmark.candidate_files())
+
+
+def _build_first(cfg: RunConfig, progress: bool) -> None:
+    """A fresh checkout serves right away: the build is deterministic, resumable and skips what
+    is up to date, so serving an unbuilt run runs it first, as ``ratio build`` would."""
+    # lazy: ratio.build pulls duckdb and every stage (~0.8 s); an up-to-date run never needs it
+    from ratio.build import build
+
+    print(
+        f"no benchmark under {RunDir.of(cfg).root} yet: building it first (`ratio build`; "
+        "~4 min for the shared NeurIPS corpus on 2 cores)",
+        file=sys.stderr,
+    )
+    build(cfg, progress=progress)
+
+
 class SearchEngine:
     """Ranked, filtered, context-enriched search over one candidate pool, per ideation move."""
 
@@ -124,6 +147,8 @@ class SearchEngine:
         # the config's own value is relative to the config file, like every path in it
         cand = candidates or (cfg.resolve(serve.candidates) if serve.candidates else None)
         index_dir = index_dir or (cfg.resolve(serve.index_dir) if serve.index_dir else None)
+        if cand is None and not _built(RunDir.of(cfg), source, split) and cfg.corpus.inputs:
+            _build_first(cfg, progress)
         spec = pool_spec(
             cfg,
             source=source,
@@ -132,6 +157,8 @@ class SearchEngine:
             index_dir=index_dir,
             years=serve.years,
             sections=serve.sections,
+            max_pool=serve.max_pool,
+            max_queries=serve.max_queries,
         )
         pool = prepare_pool(spec, progress=progress)
         dense_model = serve.model or next(

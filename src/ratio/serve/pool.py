@@ -26,9 +26,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ratio.config import RunConfig
+from ratio.evaluation.harness import sub_pool_ids
 from ratio.io import RatioError, atomic_path, write_text_atomic
 from ratio.retrieval.base import pool_fingerprint
-from ratio.run import RunDir, ServePoolDir, candidate_id
+from ratio.run import RunDir, ServePoolDir, SplitDir, candidate_id
 from ratio.schemas import POOL
 
 POOL_VERSION = "2"  # bump when the pool file's columns or their derivation change
@@ -146,6 +147,32 @@ class PoolSpec:
     # source = sentences: only these publication years / section categories (empty: all)
     years: tuple[int, ...] = ()
     sections: tuple[str, ...] = ()
+    sample: PoolSample | None = None  # a benchmark split's seeded sub-pool
+
+
+@dataclass(frozen=True)
+class PoolSample:
+    """A split's seeded sub-pool (``[serve] max_pool``): the one an ``[evaluate]`` system with
+    the same ``max_pool`` / ``max_queries`` searches, so the service reuses its vectors (the
+    demo encodes that pool once, for its table and for serving)."""
+
+    split: SplitDir
+    max_pool: int
+    max_queries: int
+    seed: int
+    relations: tuple[str, ...]
+
+    def ids(self) -> list[str]:
+        bench = self.split.load()
+        return sub_pool_ids(bench, self.relations, self.max_pool, self.max_queries, self.seed)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "max_pool": self.max_pool,
+            "max_queries": self.max_queries,
+            "seed": self.seed,
+            "relations": list(self.relations),
+        }
 
 
 def pool_spec(
@@ -157,16 +184,27 @@ def pool_spec(
     index_dir: str | os.PathLike | None = None,
     years: Sequence[int] = (),
     sections: Sequence[str] = (),
+    max_pool: int = 0,
+    max_queries: int = 0,
 ) -> PoolSpec:
     """Resolve which files make the pool, from a config and the serve options. ``years`` and
     ``sections`` narrow an ingested collection (``source = "sentences"``), e.g. every body
-    sentence of one year; its folder name says which."""
+    sentence of one year; ``max_pool`` / ``max_queries`` a split's pool to the seeded sub-pool
+    the evaluation searches. The folder name says which."""
     years, sections = tuple(sorted({int(y) for y in years})), tuple(sorted(set(sections)))
     if (years or sections) and (candidates or source != "sentences"):
         raise ServeError(
             "[serve] years / sections narrow an ingested collection: use them with "
             'source = "sentences" (a benchmark pool is already a split\'s candidates)'
         )
+    if max_pool < 0 or max_queries < 0:
+        raise ServeError("[serve] max_pool and max_queries must be >= 0 (0: the whole pool)")
+    if (max_pool or max_queries) and (candidates or source != "benchmark" or not split):
+        raise ServeError(
+            "[serve] max_pool / max_queries take a seeded sub-pool of one benchmark split's "
+            'pool: use them with source = "benchmark" and a split (e.g. split = "test")'
+        )
+    sample = None
     if candidates:
         path = Path(candidates)
         if not path.is_file():
@@ -198,6 +236,15 @@ def pool_spec(
                         f"ingested collection with --source sentences)"
                     )
             key = f"benchmark-{split or 'all'}"
+            if max_pool:
+                sample = PoolSample(
+                    bench.split(split),
+                    max_pool,
+                    max_queries,
+                    cfg.build.seed,
+                    tuple(cfg.evaluate.relations),
+                )
+                key += f"-max{max_pool}-q{max_queries}-seed{cfg.build.seed}"
         else:
             cand_files = []
             key = "sentences" + "".join(f"-{y}" for y in years)
@@ -208,7 +255,7 @@ def pool_spec(
         raise ServeError(f"no sentence shards under {run.ingest.sentences} (run `ratio ingest`)")
     paper_files = run.ingest.paper_shards()
     where = ServePoolDir(Path(index_dir)) if index_dir else run.serve_pool(key)
-    return PoolSpec(key, cand_files, paper_files, sent_files, where, years, sections)
+    return PoolSpec(key, cand_files, paper_files, sent_files, where, years, sections, sample)
 
 
 class PoolFile:
@@ -283,6 +330,9 @@ def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> PoolFile:
     sig.update({k: _signature(paths) for k, paths in inputs.items()})
     if spec.years or spec.sections:
         sig["filter"] = {"years": list(spec.years), "sections": list(spec.sections)}
+    if spec.sample:
+        sig["sample"] = spec.sample.describe()
+        sig["queries"] = _signature([spec.sample.split.queries, spec.sample.split.qrels])
     if d.meta.is_file() and d.pool_file.is_file():
         try:
             old = json.loads(d.meta.read_text())
@@ -296,6 +346,9 @@ def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> PoolFile:
     sentences = _read_many(spec.sentences, cols)
     if spec.candidates:
         cands = _dedup_first(_read_many(spec.candidates), "candidate_id")
+        if spec.sample:
+            keep = pa.array(spec.sample.ids(), pa.string())
+            cands = cands.filter(pc.is_in(cands.column("candidate_id"), keep))
         if sentences is not None:  # context only for papers in the pool
             papers_in_pool = pc.unique(cands.column("paper_id"))
             sentences = sentences.filter(pc.is_in(sentences.column("paper_id"), papers_in_pool))

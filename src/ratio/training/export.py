@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -137,14 +138,17 @@ def export_model(
     return out
 
 
-def write_card(folder: str | os.PathLike, test_results: str | os.PathLike | None = None) -> Path:
-    """Put a ``train-compare`` table (its ``results.json``, or the folder holding it) into the
-    record and the card of a shipped folder; the manifest is rewritten to match."""
+def write_card(
+    folder: str | os.PathLike, test_results: Sequence[str | os.PathLike] | None = None
+) -> Path:
+    """Put ``train-compare`` tables (each a ``results.json``, or the folder holding it) into the
+    record and the card of a shipped folder, the headline (full-pool) table first; the manifest
+    is rewritten to match."""
     folder = Path(folder)
     shipped = load_shipped(folder)  # verified: never describe weights that were altered
     record = dict(shipped.record)
-    if test_results is not None:
-        record["test"] = _test_table(Path(test_results), shipped.name)
+    if test_results:
+        record["test"] = [_test_table(Path(p), shipped.name) for p in test_results]
     tmp = folder.with_name(f".{folder.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
@@ -395,39 +399,53 @@ def render_card(record: dict[str, Any]) -> str:
         row = scores.get(who) or {}
         lines.append(f"| {label} | " + " | ".join(_fmt(row.get(m)) for m in RELATIONS) + " |")
     lines += ["", "## Test", ""]
-    test = record.get("test")
-    if not test:
-        lines.append("Not measured yet: run the command below, then `ratio model card`.")
-    else:
+    tests = test_tables(record)
+    if not tests:
         lines += [
-            f"Split {test['split']}, pool: {test['pool']} ({test['pool_size']:,} candidates). "
-            f"×100; p: paired randomization test of MRR@10 against BM25-unigram and against "
-            f"the untuned base. Code: {test.get('code_version')}.",
+            "Not measured yet: run the command below, then `ratio model card --test OUT`.",
             "",
-            "| system | move | queries | M@10 | R@10 | vs BM25 (p) | vs base (p) |",
-            "|---|---|---:|---:|---:|---:|---:|",
+            "```",
+            "ratio train-compare --config configs/neurips.toml --system bm25 --system baseline "
+            f"--system shipped --shipped models/{name} --max-queries 0 --max-pool 0 --out OUT",
+            "```",
+            "",
         ]
-        for r in test["rows"]:
-            vs = [r.get(k) for k in ("vs_bm25_mrr@10", "vs_baseline_mrr@10")]
-            cells = [
-                "–" if v is None else f"{v['diff'] * 100:+.1f} ({v['p_value']:.3g})" for v in vs
-            ]
-            lines.append(
-                f"| {r['system']} | {r['relation']} | {r['n_queries']:,} | "
-                f"{_fmt(r.get('mrr@10'))} | {_fmt(r.get('recall@10'))} | {cells[0]} | {cells[1]} |"
-            )
-    lines += [
+    for test in tests:
+        lines += _test_lines(test)
+    return "\n".join(lines)
+
+
+def test_tables(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The record's test tables, headline first (a record of format 1 held a single one)."""
+    test = record.get("test") or []
+    return [test] if isinstance(test, dict) else list(test)
+
+
+def _test_lines(test: dict[str, Any]) -> list[str]:
+    lines = [
+        f"Split {test['split']}, pool: {test['pool']} ({test['pool_size']:,} candidates). "
+        f"×100; p: paired randomization test of MRR@10 against BM25-unigram and against "
+        f"the untuned base. Code: {test.get('code_version')}.",
+        "",
+        "| system | move | queries | M@10 | R@10 | vs BM25 (p) | vs base (p) |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in test["rows"]:
+        vs = [r.get(k) for k in ("vs_bm25_mrr@10", "vs_baseline_mrr@10")]
+        cells = ["–" if v is None else f"{v['diff'] * 100:+.1f} ({v['p_value']:.3g})" for v in vs]
+        lines.append(
+            f"| {r['system']} | {r['relation']} | {r['n_queries']:,} | "
+            f"{_fmt(r.get('mrr@10'))} | {_fmt(r.get('recall@10'))} | {cells[0]} | {cells[1]} |"
+        )
+    return lines + [
         "",
         "Reproduce (after `ratio build --config configs/neurips.toml`):",
         "",
         "```",
-        (test or {}).get("command")
-        or "ratio train-compare --config configs/neurips.toml --system bm25 --system baseline "
-        f"--system shipped --shipped models/{name}",
+        test.get("command") or "not recorded",
         "```",
         "",
     ]
-    return "\n".join(lines)
 
 
 def _minutes(seconds: Any) -> str:
