@@ -3,14 +3,16 @@
 Usage:
   .venv/bin/python benchmarks/serve_load.py [--candidates runs/neurips/benchmark/test/candidates.parquet]
       [--config configs/neurips.toml] [--retriever bm25 --retriever "static-mpnet (model2vec)"]
+      [--queries runs/neurips/benchmark/test/queries.parquet]
       [--requests 1000] [--concurrency 1 --concurrency 8] [--cores 2] [--out FILE.json]
 
 Starts ``ratio serve`` in a subprocess pinned to ``--cores`` CPUs (the target is
 p95 < 100 ms on 2 cores), waits until it is healthy, then drives ``POST /search``
 with httpx/asyncio at each concurrency level (closed loop: each of C workers
 sends its next request when the previous answer arrives). Queries are the
-benchmark's own queries (``queries.parquet`` next to the pool) so every request
-is a different, realistic statement; moves rotate address/broaden/specify.
+benchmark's own queries (``queries.parquet`` next to the pool, or ``--queries``) so every
+request is a different, realistic statement; ``--candidates ""`` serves the config's own
+``[serve]`` collection (e.g. every sentence of a year); moves rotate address/broaden/specify.
 Latency is measured at the client (includes HTTP and JSON), plus the server's
 own ``/metrics`` percentiles. The first run builds the pool file and indexes
 (under --index-dir, default ``<build.out>/serve/...``); later runs reuse them.
@@ -32,6 +34,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 
+from ratio.doctor import cpu_summary
 from ratio.retrieval.models import OFFLINE_ENV
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,11 +47,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def load_queries(candidates: Path, n: int, seed: int = 13) -> list[str]:
+def load_queries(src: Path, n: int, seed: int = 13) -> list[str]:
     import pyarrow.parquet as pq
 
-    qfile = candidates.parent / "queries.parquet"
-    src = qfile if qfile.is_file() else candidates
     texts = pq.read_table(src, columns=["text"]).column("text").to_pylist()
     rng = np.random.default_rng(seed)
     idx = rng.permutation(len(texts))[:n]
@@ -57,7 +58,9 @@ def load_queries(candidates: Path, n: int, seed: int = 13) -> list[str]:
 
 def start_server(args, port: int, log) -> subprocess.Popen:
     cmd = [sys.executable, "-c", "from ratio.cli import main; main()", "serve"]
-    cmd += ["--config", str(args.config), "--candidates", str(args.candidates), "--port", str(port)]
+    cmd += ["--config", str(args.config), "--port", str(port)]
+    if args.candidates:
+        cmd += ["--candidates", str(args.candidates)]
     if args.index_dir:
         cmd += ["--index-dir", str(args.index_dir)]
     for r in args.retriever:
@@ -126,7 +129,13 @@ async def drive(base: str, queries: list[str], retriever: str, k: int, conc: int
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(
-        "--candidates", type=Path, default=REPO / "runs/neurips/benchmark/test/candidates.parquet"
+        "--candidates",
+        type=str,
+        default=str(REPO / "runs/neurips/benchmark/test/candidates.parquet"),
+        help='a candidates.parquet to serve; "" = the config\'s [serve] collection',
+    )
+    p.add_argument(
+        "--queries", type=Path, default=None, help="queries.parquet (default: beside the pool)"
     )
     p.add_argument("--config", type=Path, default=REPO / "configs/neurips.toml")
     p.add_argument("--retriever", action="append", default=None, help="repeatable")
@@ -140,10 +149,15 @@ def main() -> None:
     args = p.parse_args()
     args.retriever = args.retriever or ["bm25", "static-mpnet (model2vec)"]
     args.concurrency = args.concurrency or [1, 8]
-    if not args.candidates.is_file():
+    if args.candidates and not Path(args.candidates).is_file():
         raise SystemExit(
             f"no candidate pool at {args.candidates} (run `ratio build` or pass --candidates)"
         )
+    if args.queries is None:
+        pool = Path(args.candidates) if args.candidates else REPO / "runs/neurips/benchmark/test"
+        args.queries = (pool.parent if args.candidates else pool) / "queries.parquet"
+    if not args.queries.is_file():
+        raise SystemExit(f"no queries at {args.queries} (pass --queries)")
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -156,7 +170,7 @@ def main() -> None:
             print(f"server ready in {ready:.1f}s (log: {log_path})", file=sys.stderr)
             # a second start measures the restart cost with every index already on disk
             n_queries = args.requests * len(args.concurrency)
-            queries = load_queries(args.candidates, n_queries + 50)
+            queries = load_queries(args.queries, n_queries + 50)
             rows = []
             for r in args.retriever:
                 asyncio.run(drive(base, queries[-50:], r, args.k, 4))  # warm caches, JIT
@@ -176,7 +190,8 @@ def main() -> None:
             restart_proc.terminate()
             restart_proc.wait(timeout=30)
     result = {
-        "pool": str(args.candidates),
+        "pool": args.candidates or info["pool"]["directory"],
+        "cpu": cpu_summary(),
         "candidates": info["pool"]["candidates"],
         "cores": args.cores,
         "k": args.k,
@@ -189,9 +204,10 @@ def main() -> None:
         "server_metrics": server_metrics["routes"].get("POST /search", {}),
     }
     print(
-        f"\npool: {result['candidates']:,} candidates ({args.candidates}); server pinned to "
-        f"{args.cores} cores; k={args.k}; first start {result['first_start_s']}s, restart "
-        f"{result['restart_s']}s; load average {result['load_avg']}\n"
+        f"\npool: {result['candidates']:,} candidates ({result['pool']}); server pinned to "
+        f"{args.cores} cores of {result['cpu']}; k={args.k}; first start "
+        f"{result['first_start_s']}s, restart {result['restart_s']}s; load average "
+        f"{result['load_avg']}\n"
     )
     print("| retriever | concurrency | requests | req/s | p50 ms | p95 ms | p99 ms | errors |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")

@@ -411,7 +411,7 @@ def render_card(record: dict[str, Any]) -> str:
             "",
         ]
     for test in tests:
-        lines += _test_lines(test)
+        lines += _test_lines(test, base)
     return "\n".join(lines)
 
 
@@ -421,9 +421,14 @@ def test_tables(record: dict[str, Any]) -> list[dict[str, Any]]:
     return [test] if isinstance(test, dict) else list(test)
 
 
-def _test_lines(test: dict[str, Any]) -> list[str]:
+def _test_lines(test: dict[str, Any], base: str) -> list[str]:
+    pool, size = test["pool"], f"{test['pool_size']:,} candidates"
+    full = test["pool_size"] and "sub-pool" not in pool
+    title = "Full test pool" if full else "Seeded sub-pool (not comparable with the full pool)"
     lines = [
-        f"Split {test['split']}, pool: {test['pool']} ({test['pool_size']:,} candidates). "
+        f"### {title}",
+        "",
+        f"Split {test['split']}, pool: {pool}" + ("" if size in pool else f" ({size})") + ". "
         f"×100; p: paired randomization test of MRR@10 against BM25-unigram and against "
         f"the untuned base. Code: {test.get('code_version')}.",
         "",
@@ -433,8 +438,11 @@ def _test_lines(test: dict[str, Any]) -> list[str]:
     for r in test["rows"]:
         vs = [r.get(k) for k in ("vs_bm25_mrr@10", "vs_baseline_mrr@10")]
         cells = ["–" if v is None else f"{v['diff'] * 100:+.1f} ({v['p_value']:.3g})" for v in vs]
+        system = {"BM25": "BM25-unigram"}.get(r["system"], r["system"])
+        if system.endswith("-Baseline"):
+            system = f"{base} (untuned)"
         lines.append(
-            f"| {r['system']} | {r['relation']} | {r['n_queries']:,} | "
+            f"| {system} | {r['relation']} | {r['n_queries']:,} | "
             f"{_fmt(r.get('mrr@10'))} | {_fmt(r.get('recall@10'))} | {cells[0]} | {cells[1]} |"
         )
     return lines + [
