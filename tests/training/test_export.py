@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ratio.config import SystemConfig
-from ratio.evaluation.harness import evaluate_systems
+from ratio.evaluation.harness import evaluate_systems, results_caption
 from ratio.records import RELATIONS
 from ratio.retrieval.models import resolve_model
 from ratio.retrieval.shipped import RECORD, ShippedModelError, latest, load_shipped, verify
@@ -172,3 +172,9 @@ def test_evaluate_ranks_a_shipped_model_per_move_as_train_compare_does(trained, 
     got = {r["relation"]: r["metrics"]["mrr@10"] for r in res.rows}
     want = {r["relation"]: r["metrics"]["mrr@10"] for r in cmp.rows}
     assert got == pytest.approx(want, abs=1e-9)
+    # its table quotes the card's own test numbers under it (none measured yet here)
+    assert "no test table in its card yet" in results_caption(res.rows, res.meta)
+    write_card(out, [tmp_path / "cmp"])
+    res = evaluate_systems(dataclasses.replace(cfg, evaluate=ev), write=False, progress=False)
+    caption = results_caption(res.rows, res.meta)
+    assert "ratio-moves-tiny-v1's card" in caption and "(BM25-unigram" in caption

@@ -32,7 +32,7 @@ from ratio.metrics.trec import write_run
 from ratio.provenance import stamp
 from ratio.records import RELATIONS
 from ratio.retrieval.models import resolve_model
-from ratio.retrieval.shipped import is_shipped, load_shipped
+from ratio.retrieval.shipped import ShippedModel, card_summary, is_shipped, load_shipped
 from ratio.retrieval.store import IndexedPool, IndexStore, Pool, slug
 from ratio.run import HELD_SUFFIX, Benchmark, RunDir
 
@@ -176,19 +176,25 @@ def index_store(
     )
 
 
+def _shipped(s: SystemConfig) -> ShippedModel | None:
+    """The shipped move model a dense system names, if it names one."""
+    if s.kind != "dense" or not s.model:
+        return None
+    try:
+        folder = resolve_model(s.model)[0]
+    except RatioError:
+        return None  # the store reports a missing model when it loads it
+    return load_shipped(folder) if is_shipped(folder) else None
+
+
 def _per_move(store: IndexStore, s: SystemConfig, relation: str) -> str:
     """The store system that ranks ``s`` for ``relation``: ``s`` itself, or for a shipped move
     model (its folder carries one query instruction per move) an instructed view of its index
     that reads the queries with the move's instruction, as the service does."""
-    if s.kind != "dense" or not s.model:
+    shipped = _shipped(s)
+    if shipped is None:
         return s.name
-    try:
-        folder = resolve_model(s.model)[0]
-    except RatioError:
-        return s.name  # the store reports a missing model when it loads it
-    if not is_shipped(folder):
-        return s.name
-    instruction = load_shipped(folder).instructions[relation]
+    instruction = shipped.instructions[relation]
     view = SystemConfig(
         name=f"{s.name}@{relation}", kind="instructed", components=[s.name], instruction=instruction
     )
@@ -283,6 +289,7 @@ def evaluate_systems(
 
     rows: list[dict[str, Any]] = []
     files: dict[str, str] = {}
+    cards = {name: card_summary(s) for name in chosen if (s := _shipped(named[name]))}
     bar = tqdm(
         total=len(chosen) * len(ev.relations), desc="evaluate", disable=None if progress else True
     )
@@ -343,6 +350,7 @@ def evaluate_systems(
         "ks": list(ev.ks),
         "metrics": metrics,
         "oracle": oracle,
+        "shipped_cards": cards,  # a shipped model's own test numbers, quoted under the table
         "seed": config.build.seed,
         "n_candidates": len(pool_ids),
         "benchmark": str(bench.directory),
@@ -379,6 +387,8 @@ def results_caption(rows: Sequence[dict[str, Any]], meta: dict[str, Any]) -> str
         lines.append(f"Pool: {next(iter(distinct))}.")
     else:
         lines.append("Pools: " + "; ".join(pools) + ".")
+    for name, summary in (meta.get("shipped_cards") or {}).items():
+        lines.append(f"{name}: {summary}.")
     return "\n".join(lines)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -204,3 +205,31 @@ def latest(dirs: list[Path]) -> Path | None:
             if m and p.is_dir() and is_shipped(p):
                 found.append((int(m["version"]), -rank, p))
     return max(found)[2] if found else None
+
+
+def test_tables(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The record's test tables, headline (full pool) first; a record of format 1 held one."""
+    test = record.get("test") or []
+    return [test] if isinstance(test, dict) else list(test)
+
+
+def card_summary(shipped: ShippedModel) -> str:
+    """One line quoting the card's headline test table: M@10 per move, this model and BM25."""
+    tables = test_tables(shipped.record)
+    if not tables:
+        return f"{shipped.name}: no test table in its card yet"
+    t = tables[0]
+    rows = {(r["system"], r["relation"]): r.get("mrr@10") for r in t["rows"]}
+    moves = [m for m in RELATIONS if (shipped.name, m) in rows]
+
+    def cells(system: str) -> str:
+        return " / ".join(
+            "–" if rows.get((system, m)) is None else f"{rows[(system, m)] * 100:.1f}"
+            for m in moves
+        )
+
+    return (
+        f"{shipped.name}'s card ({os.path.relpath(shipped.card)}), test pool {t['pool']}: M@10 "
+        f"{' / '.join(m.capitalize() for m in moves)} {cells(shipped.name)} "
+        f"(BM25-unigram {cells('BM25')})"
+    )

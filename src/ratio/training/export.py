@@ -36,6 +36,7 @@ from ratio.retrieval.shipped import (
     manifest,
     read_json,
     read_record,
+    test_tables,
 )
 from ratio.run import UNIFIED, RunDir
 from ratio.training.data import training_pairs
@@ -413,12 +414,6 @@ def render_card(record: dict[str, Any]) -> str:
     for test in tests:
         lines += _test_lines(test, base)
     return "\n".join(lines)
-
-
-def test_tables(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """The record's test tables, headline first (a record of format 1 held a single one)."""
-    test = record.get("test") or []
-    return [test] if isinstance(test, dict) else list(test)
 
 
 def _test_lines(test: dict[str, Any], base: str) -> list[str]:
