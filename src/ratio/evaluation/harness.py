@@ -289,7 +289,8 @@ def evaluate_systems(
 
     rows: list[dict[str, Any]] = []
     files: dict[str, str] = {}
-    cards = {name: card_summary(s) for name in chosen if (s := _shipped(named[name]))}
+    shipped = {name: _shipped(named[name]) for name in chosen}
+    cards = {name: card_summary(m) for name, m in shipped.items() if m is not None}
     bar = tqdm(
         total=len(chosen) * len(ev.relations), desc="evaluate", disable=None if progress else True
     )
