@@ -41,6 +41,6 @@ def test_search_on_an_unbuilt_run_builds_it_first(neurips_slice, tmp_path):
     )
     res = CliRunner().invoke(app, ["search", "privacy of training data", "--config", str(cfg)])
     assert res.exit_code == 0, res.output
-    assert "building it first" in res.output
+    assert "yet: building it first" in res.output
     assert (tmp_path / "run" / "benchmark" / "test" / "candidates.parquet").is_file()
     assert "address · bm25 · top" in res.output

@@ -73,7 +73,7 @@ def _build_first(cfg: RunConfig, progress: bool) -> None:
     from ratio.build import build
 
     print(
-        f"no benchmark under {RunDir.of(cfg).root} yet: building it first (`ratio build`; "
+        f"nothing to serve under {RunDir.of(cfg).root} yet: building it first (`ratio build`; "
         "~4 min for the shared NeurIPS corpus on 2 cores)",
         file=sys.stderr,
     )
