@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,53 +35,6 @@ class Check:
     status: str  # ok | missing | FAIL
     detail: str
     seconds: float
-
-
-# The CPU features that change what runs fast or at all here: AVX2/FMA (the portable builds'
-# floor), AVX-512, VNNI (int8 dot products), AMX and AVX512-BF16 (bf16 matrix units).
-CPU_FEATURES = {
-    "AVX2": ("avx2",),
-    "FMA": ("fma",),
-    "AVX-512": ("avx512f",),
-    "VNNI": ("avx512_vnni", "avx_vnni"),
-    "AMX": ("amx_tile",),
-    "bf16": ("avx512_bf16", "amx_bf16"),
-}
-
-
-def cpu_info() -> tuple[str, set[str]]:
-    """The CPU's model name and its feature flags (``/proc/cpuinfo``; empty elsewhere)."""
-    model, flags = "unknown CPU", set[str]()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name") and model == "unknown CPU":
-                model = line.split(":", 1)[1].strip()
-            elif line.startswith("flags") and not flags:
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return model, flags
-
-
-def encode_backend(flags: set[str]) -> str:
-    """The dense encoder this CPU should use for bulk encoding: torch under bf16 autocast where
-    the CPU has bf16 matrix units (2.6x fp32 on an AMX Xeon, docs/benchmarks.md), else fp32
-    (bf16 without them is emulated and slower)."""
-    if flags & {"amx_bf16", "avx512_bf16"}:
-        return "torch-bf16"
-    return "torch"
-
-
-def cpu_summary() -> str:
-    """The CPU model, the features that matter here (present +, absent -), and the encode
-    back-end it should use: sessions run on AVX-512/AMX Xeons and on AVX2-only EPYCs."""
-    model, flags = cpu_info()
-    if not flags:
-        return f"{model} (no /proc/cpuinfo flags)"
-    have = " ".join(
-        ("+" if flags & set(names) else "-") + label for label, names in CPU_FEATURES.items()
-    )
-    return f"{model}; {os.cpu_count()} cores; {have}; bulk encoding: {encode_backend(flags)}"
 
 
 def _version(dist: str) -> str:

@@ -121,3 +121,22 @@ def test_from_ranked_keeps_the_rankers_ties_and_metrics_use_trec_order():
     assert trec.in_trec_order() is trec
     assert evaluate({"q": {"b": 1}}, run, ["recall@1"])["recall@1"] == 1.0
     assert Run.from_arrays(["q"], ["a", "b", "c"], np.array([[0, 1, 2]]), run.scores).trec_order
+
+
+def test_from_ranked_is_the_same_run_for_a_few_results_of_a_big_pool_and_many_of_a_small():
+    """A served query takes 10 of 820k ids (O(retrieved) work), an evaluation most of a pool
+    (O(pool) work): both paths must build the same vocabulary and rows."""
+    rng = np.random.default_rng(3)
+    big = [f"c{i:06d}" for i in range(5000)]
+    idx = rng.choice(5000, size=(2, 10), replace=False)
+    idx[1, 7:] = -1  # padding, as faiss returns it
+    scores = -np.sort(-rng.random((2, 10)), axis=1)
+    few = Run.from_ranked(["q", "p"], big, idx, scores)  # 20 * 16 < 5000: the sparse path
+    small = [big[i] for i in sorted(set(idx[idx >= 0].tolist()))]
+    pos = {c: i for i, c in enumerate(small)}
+    dense_idx = np.array([[pos[big[i]] if i >= 0 else -1 for i in row] for row in idx])
+    many = Run.from_ranked(["q", "p"], small, dense_idx, scores)  # the O(pool) path
+    assert few.vocab.tolist() == many.vocab.tolist() == small
+    assert few.doc_ids().tolist() == many.doc_ids().tolist()
+    assert few.doc_ids()[1, 7:].tolist() == ["", "", ""]
+    assert few.to_dict() == many.to_dict()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from ratio.doctor import CHECKS, cpu_summary, run_all
+from ratio.doctor import CHECKS, run_all
+from ratio.retrieval.cpu import cpu_summary
 
 
 def register(app: typer.Typer) -> None:

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from ratio.config import RunConfig, load_config
-from ratio.doctor import cpu_summary
 from ratio.io import RatioError, write_text_atomic
 from ratio.provenance import code_version
 from ratio.records import RELATIONS
+from ratio.retrieval.cpu import cpu_summary
 from ratio.retrieval.models import resolve_model
 from ratio.retrieval.shipped import (
     CARD,

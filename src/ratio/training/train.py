@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from ratio.config import RunConfig
-from ratio.doctor import cpu_summary
 from ratio.io import write_text_atomic
 from ratio.provenance import code_version, stamp
 from ratio.records import RELATIONS
+from ratio.retrieval.cpu import cpu_summary
 from ratio.retrieval.dense import available_cores
 from ratio.retrieval.models import is_static, quiet_offline_hf, resolve_model
 from ratio.run import UNIFIED, ModelsDir, RunDir
