@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from ratio.core.io import RatioError
 from ratio.evaluation.overlap import StemmedTokenSets, jaccard, lexical_overlap, plot_overlap
-from ratio.io import RatioError
 from ratio.metrics import Qrels, Run
 
 

@@ -14,8 +14,8 @@ import urllib.request
 import pyarrow.parquet as pq
 import pytest
 
-from ratio.judge.runner import open_judge
-from ratio.run import RunDir
+from ratio.core.layout import RunDir
+from ratio.judge.llm.runner import open_judge
 from tests.judge.conftest import shaped_answer
 
 
@@ -297,7 +297,7 @@ def test_cli_silver_and_topk(bench_config, fake_openai, tmp_path):
 def test_annotation_items_from_the_silver_sample_reuse_its_judgments(
     bench_config, fake_openai, tmp_path
 ):
-    from ratio.io import RatioError
+    from ratio.core.io import RatioError
     from ratio.judge.annotate import prepare_items, read_items
     from ratio.judge.calibrate import calibrate
     from ratio.judge.silver import build_silver

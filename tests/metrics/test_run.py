@@ -6,8 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from ratio.core.schemas import QRELS
 from ratio.metrics import Qrels, Run, RunError, evaluate, relevance_matrix
-from ratio.schemas import QRELS
 
 
 def test_tie_order_is_score_desc_then_docid_desc() -> None:

@@ -7,7 +7,7 @@ import gzip
 import numpy as np
 import pytest
 
-from ratio.io import InputError
+from ratio.core.io import InputError
 from ratio.metrics import Qrels, Run, evaluate
 from ratio.metrics.trec import read_qrels, read_run, write_qrels, write_run
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from ratio.config import load_config
-from ratio.run import RunDir
+from ratio.core.config import load_config
+from ratio.core.layout import RunDir
 
 
 def register(app: typer.Typer) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import typer
 
-from ratio.config import RunConfig, load_config
-from ratio.run import HELD_SUFFIX, RunDir
+from ratio.core.config import RunConfig, load_config
+from ratio.core.layout import HELD_SUFFIX, RunDir
 
 
 def register(app: typer.Typer) -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import typer
 
-from ratio.config import load_config
-from ratio.judge.runner import open_judge
-from ratio.run import RunDir
+from ratio.core.config import load_config
+from ratio.core.layout import RunDir
+from ratio.judge.llm.runner import open_judge
 
 
 def register(app: typer.Typer) -> None:

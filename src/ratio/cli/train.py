@@ -14,7 +14,7 @@ from pathlib import Path
 
 import typer
 
-from ratio.config import load_config
+from ratio.core.config import load_config
 
 
 def register(app: typer.Typer) -> None:

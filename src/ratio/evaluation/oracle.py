@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ratio.io import RatioError
+from ratio.core.io import RatioError
 from ratio.metrics.run import Qrels
 
 

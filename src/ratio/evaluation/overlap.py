@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ratio.io import RatioError, atomic_path
+from ratio.core.io import RatioError, atomic_path
 from ratio.metrics.run import Qrels, Run
 from ratio.retrieval.bm25 import Bm25Tokenizer
 

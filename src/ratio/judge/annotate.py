@@ -16,12 +16,12 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ratio.build.sample import stratified_sample
-from ratio.config import RunConfig
+from ratio.core.config import RunConfig
+from ratio.core.io import RatioError, atomic_path
+from ratio.core.layout import RunDir
+from ratio.core.records import RELATIONS
+from ratio.core.sampling import stratified_sample
 from ratio.evaluation.overlap import texts_by_id
-from ratio.io import RatioError, atomic_path
-from ratio.records import RELATIONS
-from ratio.run import RunDir
 
 ITEM_FIELDS = ("item_id", "relation", "query_id", "candidate_id", "query", "marker", "candidate")
 LABEL_FIELDS = (*ITEM_FIELDS, "annotator", "label", "time")

@@ -16,14 +16,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ratio.config import RunConfig
-from ratio.io import RatioError, write_text_atomic
-from ratio.judge.prompts import get_prompt
-from ratio.judge.runner import Judge, Task
+from ratio.core.config import RunConfig
+from ratio.core.io import RatioError, write_text_atomic
+from ratio.core.layout import RunDir
+from ratio.judge.llm.prompts import get_prompt
+from ratio.judge.llm.runner import Judge, Task
 from ratio.lexicon import load_lexicon
 from ratio.lexicon.model import Lexicon
 from ratio.lexicon.spans import normalize_marker
-from ratio.run import RunDir
 
 CLASSIFIED = ("address", "broaden")  # Appendix I.1: Specify markers were all expert-vetted
 DEFINITIONS = {

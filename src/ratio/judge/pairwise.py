@@ -14,16 +14,16 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ratio.build.sample import stratified_sample
-from ratio.config import RunConfig
+from ratio.core.config import RunConfig
+from ratio.core.io import RatioError, write_parquet_atomic
+from ratio.core.layout import RunDir
+from ratio.core.provenance import stamp
+from ratio.core.sampling import stratified_sample
 from ratio.evaluation.overlap import texts_by_id
-from ratio.io import RatioError, write_parquet_atomic
-from ratio.judge.prompts import get_prompt, numbered
-from ratio.judge.runner import Judge, Task, results_table, write_report
+from ratio.judge.llm.prompts import get_prompt, numbered
+from ratio.judge.llm.runner import Judge, Task, results_table, write_report
 from ratio.judge.topk import JudgedLists, load_judged_split, top_lists
 from ratio.metrics.trec import read_run
-from ratio.provenance import stamp
-from ratio.run import RunDir
 
 FIRST, SECOND = "first", "second"  # tags: which system was shown as List A
 

@@ -19,16 +19,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ratio.build.sample import stratified_sample
-from ratio.config import RunConfig
+from ratio.core.config import RunConfig
+from ratio.core.io import RatioError, write_parquet_atomic
+from ratio.core.layout import SILVER, Benchmark, RunDir
+from ratio.core.provenance import stamp
+from ratio.core.sampling import stratified_sample
 from ratio.evaluation.overlap import StemmedTokenSets, jaccard, texts_by_id
-from ratio.io import RatioError, write_parquet_atomic
-from ratio.judge.prompts import relation_prompts
-from ratio.judge.runner import Judge, Result, Task, results_table, write_report
+from ratio.judge.llm.prompts import relation_prompts
+from ratio.judge.llm.runner import Judge, Result, Task, results_table, write_report
 from ratio.metrics import Qrels, Run, evaluate_per_query
 from ratio.metrics.trec import read_run
-from ratio.provenance import stamp
-from ratio.run import SILVER, Benchmark, RunDir
 
 METRICS = ("hit_rate", "precision", "ndcg", "mrr", "map")
 MODES = ("hard", "soft", "p1", "p2")

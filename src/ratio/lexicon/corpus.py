@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from ratio.io import RatioError
+from ratio.core.io import RatioError
 
 Pair = tuple[str | None, str, str]  # (previous text, text, paper_id)
 SentenceSource = str | os.PathLike | Iterable[str]

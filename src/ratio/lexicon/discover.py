@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ratio.io import atomic_path, write_text_atomic
+from ratio.core.io import atomic_path, write_text_atomic
 from ratio.lexicon.corpus import SentenceSource, iter_pairs
 from ratio.lexicon.model import LEXICON_RELATIONS, SOURCES, Lexicon, LexiconError, load_lexicon
 from ratio.lexicon.spans import leading_span, normalize_marker

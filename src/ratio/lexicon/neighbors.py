@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ratio.io import RatioError
+from ratio.core.io import RatioError
 from ratio.lexicon.model import Lexicon, write_lexicon
 from ratio.lexicon.spans import normalize_marker
 from ratio.retrieval.models import quiet_offline_hf

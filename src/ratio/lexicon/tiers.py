@@ -19,9 +19,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ratio.io import RatioError
+from ratio.core.io import RatioError
+from ratio.core.records import RELATIONS
 from ratio.lexicon.spans import normalize_marker
-from ratio.records import RELATIONS
 
 CORE = "core"
 NEEDS_VALIDATION = "needs_validation"

@@ -24,8 +24,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ratio.io import RatioError
-from ratio.schemas import RUN
+from ratio.core.io import RatioError
+from ratio.core.schemas import RUN
 
 
 class RunError(RatioError):
@@ -207,7 +207,7 @@ class Run:
 
     @classmethod
     def from_table(cls, table: pa.Table, name: str = "run") -> Run:
-        """From the long form (:data:`ratio.schemas.RUN`; ``rank`` is ignored, scores decide)."""
+        """From the long form (:data:`ratio.core.schemas.RUN`; ``rank`` is ignored, scores decide)."""
         qvocab, qcodes, _ = _encode(table.column("query_id").combine_chunks())
         order = np.argsort(qcodes, kind="stable")
         vocab, codes, arrow = _encode(table.column("candidate_id").combine_chunks())
@@ -245,7 +245,7 @@ class Run:
         return {q: dict(self.ranked(q)) for q in self.query_ids}
 
     def to_table(self) -> pa.Table:
-        """Long form, one row per retrieved doc (:data:`ratio.schemas.RUN`)."""
+        """Long form, one row per retrieved doc (:data:`ratio.core.schemas.RUN`)."""
         valid = self.indices >= 0
         rows, cols = np.nonzero(valid)
         return pa.table(

@@ -2,7 +2,7 @@
 
 Run lines are ``qid Q0 docid rank score tag``; qrels lines are
 ``qid iter docid relevance``. Reading streams plain, ``.gz`` or ``.zst`` files via
-:func:`ratio.io.iter_lines` and raises :class:`ratio.io.InputError` naming the
+:func:`ratio.core.io.iter_lines` and raises :class:`ratio.core.io.InputError` naming the
 file and line of the first malformed line. Writing is atomic, and scores are
 written with ``repr`` so a run round-trips bit-exactly. trec_eval ignores the
 rank column (it re-sorts by score), and so does :func:`read_run`.
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from ratio.io import InputError, atomic_path, iter_lines, line_error
+from ratio.core.io import InputError, atomic_path, iter_lines, line_error
 from ratio.metrics.run import Qrels, Run
 
 T = TypeVar("T")

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ratio.io import RatioError
+from ratio.core.io import RatioError
 from ratio.metrics.run import Run
 
 META_FILE = "retriever.json"

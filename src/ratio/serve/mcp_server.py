@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ratio.io import RatioError
+from ratio.core.io import RatioError
 from ratio.serve.engine import MAX_K, MAX_QUERY_CHARS, MOVES, SearchEngine
 
 INSTRUCTIONS = (

@@ -15,7 +15,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ratio.config import RunConfig, SystemConfig
+from ratio.core.config import RunConfig, SystemConfig
+from ratio.core.io import write_text_atomic
+from ratio.core.layout import UNIFIED, RunDir
+from ratio.core.provenance import stamp
+from ratio.core.records import RELATIONS
 from ratio.evaluation.harness import (
     EvaluationResults,
     index_store,
@@ -25,15 +29,11 @@ from ratio.evaluation.harness import (
     write_results,
 )
 from ratio.evaluation.overlap import OverlapResult, lexical_overlap, plot_overlap
-from ratio.io import write_text_atomic
 from ratio.metrics import Qrels, Run
 from ratio.metrics.evaluate import evaluate_per_query
 from ratio.metrics.significance import paired_scores, randomization_test
-from ratio.provenance import stamp
-from ratio.records import RELATIONS
 from ratio.retrieval.models import models_dirs, prefixes, resolve_model
 from ratio.retrieval.shipped import latest, load_shipped
-from ratio.run import UNIFIED, RunDir
 from ratio.training.data import (
     TrainingError,
     relation_pairs,

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ratio.config import SystemConfig
+from ratio.core.config import SystemConfig
 from ratio.metrics import Qrels, Run, evaluate
 from ratio.retrieval.base import build_retriever, top_k_rows
 from ratio.training.data import EvalSet
