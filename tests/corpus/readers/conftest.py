@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = REPO_ROOT.parent / "shared" / "corpora" / "samples"
 DATA = REPO_ROOT / "tests" / "data" / "readers"
 

@@ -10,7 +10,7 @@ import pytest
 from ratio.core.io import RatioError
 from ratio.corpus.readers.detect import detect_inputs, first_record, json_format
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def test_record_shapes_of_every_json_format(data_dir, s2orc_example):

@@ -20,9 +20,9 @@ from ratio.corpus.text.segment import segment
 
 pytest.importorskip("pypdfium2")
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "pdf"
+DATA = Path(__file__).resolve().parents[2] / "data" / "pdf"
 # a real ACL Anthology PDF as its authors' LaTeX made it (tests/data/own_corpus/README.md)
-ACL_PDF = Path(__file__).resolve().parents[1] / "data" / "own_corpus" / "papers" / "N18-3011.pdf"
+ACL_PDF = Path(__file__).resolve().parents[2] / "data" / "own_corpus" / "papers" / "N18-3011.pdf"
 GOOD = ("onecol", "twocol")
 BAD = {"corrupt": "corrupt_pdf", "encrypted": "encrypted_pdf", "scanned": "no_text_layer"}
 

@@ -10,8 +10,8 @@ import zstandard
 from ratio.core.io import InputError
 from ratio.corpus.readers import DropReport, get_reader, iter_papers
 
-DATA = Path(__file__).parents[1] / "data" / "text"
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "neurips"
+DATA = Path(__file__).parents[2] / "data" / "text"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "corpora" / "neurips"
 
 
 def _rec(pid: str, text: str, **kw) -> bytes:

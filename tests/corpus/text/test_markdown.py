@@ -8,7 +8,7 @@ from pathlib import Path
 from ratio.corpus.slices import first_lines
 from ratio.corpus.text.markdown import parse_markdown
 
-DATA = Path(__file__).parents[1] / "data" / "text"
+DATA = Path(__file__).parents[2] / "data" / "text"
 
 
 def _all_text(sections) -> str:

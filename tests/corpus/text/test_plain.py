@@ -14,7 +14,7 @@ from ratio.corpus.text.plain import (
     trailing_references,
 )
 
-PAPERS = Path(__file__).resolve().parents[1] / "data" / "own_corpus" / "papers"
+PAPERS = Path(__file__).resolve().parents[2] / "data" / "own_corpus" / "papers"
 
 
 def _parse(name: str) -> tuple[list, Counter, str]:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ratio.corpus.text.segment import SEGMENTERS, get_segmenter, segment
 
-GOLD = Path(__file__).resolve().parents[1] / "data" / "segmentation_gold.jsonl"
+GOLD = Path(__file__).resolve().parents[2] / "data" / "segmentation_gold.jsonl"
 
 
 def _gold() -> list[dict]:

@@ -20,7 +20,7 @@ from ratio.judge.llm.prompts import (
     verdicts_only,
 )
 
-PAPER = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "ratio-paper.txt"
+PAPER = Path(__file__).resolve().parents[3].parent / "shared" / "reference" / "ratio-paper.txt"
 
 
 def test_every_task_has_its_prompts():
