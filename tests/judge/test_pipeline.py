@@ -77,10 +77,10 @@ def test_silver_keeps_pairs_both_prompts_accept(bench_config, fake_openai):
 
 
 def _write_runs(cfg, tmp_path):
-    from ratio.metrics import Run
+    from ratio.metrics import Ranking
     from ratio.metrics.trec import write_run
 
-    tuned = Run.from_dict(
+    tuned = Ranking.from_dict(
         {
             "qa1": {"ca1": 3.0, "cx1": 2.0, "cx3": 1.5, "cx2": 1.0},
             "qa2": {"cx2": 2.0, "ca2": 1.0},
@@ -89,7 +89,7 @@ def _write_runs(cfg, tmp_path):
         },
         name="tuned",
     )
-    base = Run.from_dict({q: {"cx2": 1.0} for q in ("qa1", "qa2", "qa3", "qa4")}, name="base")
+    base = Ranking.from_dict({q: {"cx2": 1.0} for q in ("qa1", "qa2", "qa3", "qa4")}, name="base")
     return write_run(tuned, tmp_path / "tuned.address.trec"), write_run(
         base, tmp_path / "base.address.trec"
     )

@@ -121,7 +121,7 @@ JUDGMENTS = pa.schema(
 )
 """Every judgment a command made, valid or not, with its raw answer."""
 
-RUN = pa.schema(
+RANKING = pa.schema(
     [
         ("query_id", pa.string()),
         ("candidate_id", pa.string()),
@@ -129,7 +129,7 @@ RUN = pa.schema(
         ("score", pa.float64()),
     ]
 )
-"""Long form of a run (one row per retrieved candidate, ``rank`` 1-based)."""
+"""Long form of a ranking (one row per retrieved candidate, ``rank`` 1-based)."""
 
 POOL = pa.schema(
     [

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ratio.core.io import RatioError
-from ratio.metrics.run import Qrels
+from ratio.metrics.ranking import Qrels
 
 
 class OracleError(RatioError):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ratio.metrics._kernels import hit_rate_kernel
-from ratio.metrics.run import Relevance, per_query
+from ratio.metrics.ranking import Relevance, per_query
 
 
 def hit_rate_from_relevance(rel: Relevance, k: int) -> np.ndarray:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ratio.metrics._kernels import precision_kernel
-from ratio.metrics.run import Relevance, per_query
+from ratio.metrics.ranking import Relevance, per_query
 
 
 def precision_from_relevance(rel: Relevance, k: int) -> np.ndarray:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ratio.metrics._kernels import recall_kernel
-from ratio.metrics.run import Relevance, per_query
+from ratio.metrics.ranking import Relevance, per_query
 
 
 def recall_from_relevance(rel: Relevance, k: int) -> np.ndarray:

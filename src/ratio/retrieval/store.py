@@ -29,7 +29,7 @@ from typing import Any, Protocol
 from ratio.core.config import SystemConfig
 from ratio.core.io import RatioError, write_text_atomic
 from ratio.metrics.fusion import fuse
-from ratio.metrics.run import Run
+from ratio.metrics.ranking import Ranking
 from ratio.retrieval.base import (
     RetrievalError,
     Retriever,
@@ -166,7 +166,7 @@ class IndexStore:
         k: int,
         query_ids: Sequence[str] | None = None,
         _path: tuple[str, ...] = (),
-    ) -> Run:
+    ) -> Ranking:
         """System ``name``'s top ``k`` candidates of ``pool`` for each query, in its own order."""
         s = self.system(name)
         if s.kind == "hybrid":

@@ -29,7 +29,7 @@ from ratio.evaluation.harness import (
     write_results,
 )
 from ratio.evaluation.overlap import OverlapResult, lexical_overlap, plot_overlap
-from ratio.metrics import Qrels, Run
+from ratio.metrics import Qrels, Ranking
 from ratio.metrics.evaluate import evaluate_per_query
 from ratio.metrics.significance import paired_scores, randomization_test
 from ratio.retrieval.models import models_dirs, prefixes, resolve_model
@@ -185,7 +185,7 @@ def compare(
     rows: list[dict[str, Any]] = []
     timings: dict[str, float] = {}
     per_query: dict[tuple[str, str], Any] = {}
-    ranked: dict[tuple[str, str], Run] = {}  # each system's own order, for the overlap plot
+    ranked: dict[tuple[str, str], Ranking] = {}  # each system's own order, for the overlap plot
 
     def add_row(system, kind, model, setup, rel, name: str, qp_, dp_):
         qids, texts, qrels = per_rel[rel]

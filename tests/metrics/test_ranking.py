@@ -1,4 +1,4 @@
-"""Run / Qrels containers: construction paths agree, ordering is trec_eval's, errors are clear."""
+"""Ranking / Qrels containers: construction paths agree, ordering is trec_eval's, errors are clear."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import pyarrow as pa
 import pytest
 
 from ratio.core.schemas import QRELS
-from ratio.metrics import Qrels, Run, RunError, evaluate, relevance_matrix
+from ratio.metrics import Qrels, Ranking, RankingError, evaluate, relevance_matrix
 
 
 def test_tie_order_is_score_desc_then_docid_desc() -> None:
-    run = Run.from_dict({"q": {"a": 1.0, "b": 1.0, "c": 2.0, "10": 1.0, "9": 1.0}})
+    run = Ranking.from_dict({"q": {"a": 1.0, "b": 1.0, "c": 2.0, "10": 1.0, "9": 1.0}})
     assert [d for d, _ in run.ranked("q")] == ["c", "b", "a", "9", "10"]
 
 
@@ -22,37 +22,37 @@ def test_from_arrays_equals_from_dict_and_roundtrips() -> None:
     scores = rng.integers(0, 5, size=idx.shape).astype(float)
     idx[3, 25:] = -1  # faiss-style padding
     qids = [f"q{i}" for i in range(20)]
-    a = Run.from_arrays(qids, cands, idx, scores)
+    a = Ranking.from_arrays(qids, cands, idx, scores)
     as_dict = {
         q: {cands[j]: s for j, s in zip(idx[i], scores[i], strict=True) if j >= 0}
         for i, q in enumerate(qids)
     }
-    b = Run.from_dict(as_dict)
+    b = Ranking.from_dict(as_dict)
     assert a.to_dict() == b.to_dict() == as_dict
     assert a.depth == 30 and (a.indices[3, 25:] == -1).all()
     assert list(a.to_dict()["q0"]) == [d for d, _ in b.ranked("q0")]
-    c = Run.from_table(a.to_table())
+    c = Ranking.from_table(a.to_table())
     assert c.query_ids == qids and c.to_dict() == as_dict
     assert (np.diff(a.scores[0]) <= 0).all()
 
 
 def test_truncate() -> None:
-    run = Run.from_dict({"q": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}, "r": {"c": 1.0}})
+    run = Ranking.from_dict({"q": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}, "r": {"c": 1.0}})
     assert run.truncate(2).to_dict()["q"] == {"a": 4.0, "b": 3.0}
 
 
 def test_invalid_runs_raise() -> None:
-    with pytest.raises(RunError, match="NaN"):
-        Run.from_dict({"q": {"a": float("nan")}})
-    with pytest.raises(RunError, match="twice"):
-        Run.from_arrays(["q"], ["a", "b"], np.array([[0, 0]]), np.array([[1.0, 2.0]]))
-    with pytest.raises(RunError, match="duplicate"):
-        Run.from_arrays(["q"], ["a", "a"], np.array([[0, 1]]), np.array([[1.0, 2.0]]))
-    with pytest.raises(RunError, match="out of range"):
-        Run.from_arrays(["q"], ["a"], np.array([[3]]), np.array([[1.0]]))
-    with pytest.raises(RunError, match="integers"):
+    with pytest.raises(RankingError, match="NaN"):
+        Ranking.from_dict({"q": {"a": float("nan")}})
+    with pytest.raises(RankingError, match="twice"):
+        Ranking.from_arrays(["q"], ["a", "b"], np.array([[0, 0]]), np.array([[1.0, 2.0]]))
+    with pytest.raises(RankingError, match="duplicate"):
+        Ranking.from_arrays(["q"], ["a", "a"], np.array([[0, 1]]), np.array([[1.0, 2.0]]))
+    with pytest.raises(RankingError, match="out of range"):
+        Ranking.from_arrays(["q"], ["a"], np.array([[3]]), np.array([[1.0]]))
+    with pytest.raises(RankingError, match="integers"):
         Qrels.from_dict({"q": {"a": 0.5}})
-    with pytest.raises(RunError, match="twice"):
+    with pytest.raises(RankingError, match="twice"):
         Qrels.from_table(
             pa.table({"query_id": ["q", "q"], "candidate_id": ["a", "a"], "relevance": [1, 1]})
         )
@@ -77,7 +77,7 @@ def test_missing_queries_count_as_zero_and_unjudged_are_ignored() -> None:
 
 def test_relevance_matrix_gains_and_ideal() -> None:
     qrels = Qrels.from_dict({"q": {"a": 1, "b": 3, "c": 2, "z": 1}})
-    run = Run.from_dict({"q": {"c": 3.0, "x": 2.0, "a": 1.0}})
+    run = Ranking.from_dict({"q": {"c": 3.0, "x": 2.0, "a": 1.0}})
     rel = relevance_matrix(qrels, run, 5)
     assert rel.gains.tolist() == [[2.0, 0.0, 1.0, 0.0, 0.0]]
     assert rel.ideal.tolist() == [[3.0, 2.0, 1.0, 1.0, 0.0]]
@@ -90,29 +90,29 @@ def test_empty_run_scores_zero() -> None:
 
 
 def test_bad_metric_names() -> None:
-    with pytest.raises(RunError, match="unknown metric"):
+    with pytest.raises(RankingError, match="unknown metric"):
         evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["bleu@4"])
-    with pytest.raises(RunError, match=">= 1"):
+    with pytest.raises(RankingError, match=">= 1"):
         evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["recall@0"])
 
 
 def test_duplicate_query_ids_in_arrays_raise() -> None:
-    with pytest.raises(RunError, match="query_ids"):
-        Run.from_arrays(["q", "q"], ["a"], np.array([[0], [0]]), np.array([[1.0], [1.0]]))
+    with pytest.raises(RankingError, match="query_ids"):
+        Ranking.from_arrays(["q", "q"], ["a"], np.array([[0], [0]]), np.array([[1.0], [1.0]]))
 
 
 def test_empty_lists_and_tables() -> None:
-    run = Run.from_dict({"q": {}, "p": {"c": 0.5, "d": 0.5}})
+    run = Ranking.from_dict({"q": {}, "p": {"c": 0.5, "d": 0.5}})
     assert run.to_dict() == {"q": {}, "p": {"d": 0.5, "c": 0.5}}
     t = run.to_table()
     assert t.column("rank").to_pylist() == [1, 2]
-    assert Run.from_table(t).to_dict() == {
+    assert Ranking.from_table(t).to_dict() == {
         "p": {"d": 0.5, "c": 0.5}
     }  # the long form has no empty lists
 
 
 def test_from_ranked_keeps_the_rankers_ties_and_metrics_use_trec_order():
-    run = Run.from_ranked(
+    run = Ranking.from_ranked(
         ["q"], ["a", "b", "c"], np.array([[0, 1, 2]]), np.array([[1.0, 1.0, 0.5]])
     )
     assert run.doc_ids()[0].tolist() == ["a", "b", "c"] and not run.trec_order
@@ -120,7 +120,7 @@ def test_from_ranked_keeps_the_rankers_ties_and_metrics_use_trec_order():
     assert trec.doc_ids()[0].tolist() == ["b", "a", "c"]  # ties: doc id descending
     assert trec.in_trec_order() is trec
     assert evaluate({"q": {"b": 1}}, run, ["recall@1"])["recall@1"] == 1.0
-    assert Run.from_arrays(["q"], ["a", "b", "c"], np.array([[0, 1, 2]]), run.scores).trec_order
+    assert Ranking.from_arrays(["q"], ["a", "b", "c"], np.array([[0, 1, 2]]), run.scores).trec_order
 
 
 def test_from_ranked_is_the_same_run_for_a_few_results_of_a_big_pool_and_many_of_a_small():
@@ -131,11 +131,11 @@ def test_from_ranked_is_the_same_run_for_a_few_results_of_a_big_pool_and_many_of
     idx = rng.choice(5000, size=(2, 10), replace=False)
     idx[1, 7:] = -1  # padding, as faiss returns it
     scores = -np.sort(-rng.random((2, 10)), axis=1)
-    few = Run.from_ranked(["q", "p"], big, idx, scores)  # 20 * 16 < 5000: the sparse path
+    few = Ranking.from_ranked(["q", "p"], big, idx, scores)  # 20 * 16 < 5000: the sparse path
     small = [big[i] for i in sorted(set(idx[idx >= 0].tolist()))]
     pos = {c: i for i, c in enumerate(small)}
     dense_idx = np.array([[pos[big[i]] if i >= 0 else -1 for i in row] for row in idx])
-    many = Run.from_ranked(["q", "p"], small, dense_idx, scores)  # the O(pool) path
+    many = Ranking.from_ranked(["q", "p"], small, dense_idx, scores)  # the O(pool) path
     assert few.vocab.tolist() == many.vocab.tolist() == small
     assert few.doc_ids().tolist() == many.doc_ids().tolist()
     assert few.doc_ids()[1, 7:].tolist() == ["", "", ""]

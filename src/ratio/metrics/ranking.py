@@ -1,12 +1,12 @@
-"""Compact ``Run`` and ``Qrels`` containers and their alignment into relevance matrices.
+"""Compact ``Ranking`` and ``Qrels`` containers and their alignment into relevance matrices.
 
-A run of 10k queries x 100 candidates is a million (query, doc, score) triples; as
-nested dicts it is slow to build, sort and evaluate. Here a run is a vocabulary of doc
+A ranking of 10k queries x 100 candidates is a million (query, doc, score) triples; as
+nested dicts it is slow to build, sort and evaluate. Here a ranking is a vocabulary of doc
 ids, a ``(n_queries, depth)`` int32 matrix of indices into it (``-1`` pads short
 lists) and the matching float64 scores, so every metric is a numpy reduction.
 
-Two orders exist for equal scores, and a run records which one it holds. A
-retriever's run (:meth:`Run.from_ranked`) keeps the retriever's own tie order: that is
+Two orders exist for equal scores, and a ranking records which one it holds. A
+retriever's ranking (:meth:`Ranking.from_ranked`) keeps the retriever's own tie order: that is
 what a user is shown and what rank fusion consumes. Metrics and TREC files use
 trec_eval's order: score descending, ties by doc id *descending* in byte order
 (``strcmp``; verified against pytrec_eval-terrier 0.5.11: ``{"a": 1, "b": 1}`` ranks
@@ -25,11 +25,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ratio.core.io import RatioError
-from ratio.core.schemas import RUN
+from ratio.core.schemas import RANKING
 
 
-class RunError(RatioError):
-    """A run or qrels that cannot be evaluated (duplicates, NaN scores, bad shapes)."""
+class RankingError(RatioError):
+    """A ranking or qrels that cannot be evaluated (duplicates, NaN scores, bad shapes)."""
 
 
 def _as_str_array(ids: Iterable[str] | np.ndarray) -> np.ndarray:
@@ -51,7 +51,7 @@ def _encode(ids: list[str] | np.ndarray | pa.Array) -> tuple[np.ndarray, np.ndar
     if len(arr) == 0:
         return np.asarray([], dtype=object), np.zeros(0, dtype=np.int64), pa.array([], pa.string())
     if arr.null_count:
-        raise RunError("null doc id")
+        raise RankingError("null doc id")
     enc = arr.dictionary_encode()
     vocab = enc.dictionary.to_numpy(zero_copy_only=False)
     return vocab, enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
@@ -85,11 +85,11 @@ def _rank_matrix(
         return idx.astype(np.int32), scores
     pad = idx < 0
     if np.isnan(scores[~pad]).any():
-        raise RunError("run contains NaN scores; trec_eval cannot rank them")
+        raise RankingError("ranking contains NaN scores; trec_eval cannot rank them")
     if check_duplicates:  # not needed for dict input: keys are unique per query
         srt = np.sort(np.where(pad, -1, idx), axis=1)
         if ((srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)).any():
-            raise RunError("a query lists the same doc id twice")
+            raise RankingError("a query lists the same doc id twice")
     neg = np.where(pad, np.inf, -scores)
     order = np.argsort(neg, axis=1, kind="stable")
     idx = np.take_along_axis(idx, order, axis=1)
@@ -117,7 +117,7 @@ def _rank_matrix(
 
 
 @dataclass(frozen=True, eq=False)
-class Run:
+class Ranking:
     """Ranked candidates per query: the one ranked-list type retrievers, fusion,
     metrics and TREC files share.
 
@@ -135,13 +135,15 @@ class Run:
     trec_order: bool = True
 
     @classmethod
-    def from_dict(cls, run: Mapping[str, Mapping[str, float]], name: str = "run") -> Run:
+    def from_dict(cls, ranking: Mapping[str, Mapping[str, float]], name: str = "run") -> Ranking:
         """From ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape)."""
-        qids = [str(q) for q in run]
-        lens = np.fromiter((len(d) for d in run.values()), dtype=np.int64, count=len(qids))
+        qids = [str(q) for q in ranking]
+        lens = np.fromiter((len(d) for d in ranking.values()), dtype=np.int64, count=len(qids))
         rows = np.repeat(np.arange(len(qids), dtype=np.int64), lens)
-        vocab, codes, arrow = _encode(list(chain.from_iterable(run.values())))
-        vals = np.asarray(list(chain.from_iterable(d.values() for d in run.values())), np.float64)
+        vocab, codes, arrow = _encode(list(chain.from_iterable(ranking.values())))
+        vals = np.asarray(
+            list(chain.from_iterable(d.values() for d in ranking.values())), np.float64
+        )
         idx, sc = _ragged_to_matrix(rows, codes, vals, len(qids))
         indices, scores = _rank_matrix(idx, sc, vocab, check_duplicates=False)
         return cls(qids, vocab, indices, scores, name)._with_arrow(arrow)
@@ -154,7 +156,7 @@ class Run:
         indices: np.ndarray,
         scores: np.ndarray,
         name: str = "run",
-    ) -> Run:
+    ) -> Ranking:
         """:meth:`from_ranked`, re-ranked with the trec_eval convention (rows need not be sorted)."""
         return cls.from_ranked(query_ids, candidate_ids, indices, scores, name).in_trec_order()
 
@@ -166,24 +168,26 @@ class Run:
         indices: np.ndarray,
         scores: np.ndarray,
         name: str = "run",
-    ) -> Run:
+    ) -> Ranking:
         """From a ranker's output in its own tie order: ``indices[i, j]`` points into
         ``candidate_ids`` (``-1`` pads, as faiss does); the vocabulary is the retrieved subset.
         """
         indices = np.asarray(indices)
         scores = np.asarray(scores, dtype=np.float64)
         if indices.ndim != 2 or indices.shape != scores.shape:
-            raise RunError(
+            raise RankingError(
                 f"indices {indices.shape} and scores {scores.shape} must be equal 2-D shapes"
             )
         if indices.shape[0] != len(query_ids):
-            raise RunError(f"{len(query_ids)} query ids for {indices.shape[0]} rows")
+            raise RankingError(f"{len(query_ids)} query ids for {indices.shape[0]} rows")
         if len(set(query_ids)) != len(query_ids):
-            raise RunError("query_ids contains duplicates")
+            raise RankingError("query_ids contains duplicates")
         cands = _as_str_array(candidate_ids)
         if indices.size and indices.max() >= len(cands):
-            raise RunError(f"index {int(indices.max())} out of range for {len(cands)} candidates")
-        # string work only on what was retrieved; the int work is O(pool) for a big run (a
+            raise RankingError(
+                f"index {int(indices.max())} out of range for {len(cands)} candidates"
+            )
+        # string work only on what was retrieved; the int work is O(pool) for a big ranking (a
         # whole evaluation) and O(retrieved) for a small one (a served query of an 820k pool)
         valid = indices >= 0
         if indices.size * 16 < len(cands):
@@ -200,14 +204,14 @@ class Run:
         vocab = cands[used]
         arrow = pa.array(vocab, pa.string())
         if used.size and len(pc.unique(arrow)) != used.size:
-            raise RunError("candidate_ids contains duplicate ids")
+            raise RankingError("candidate_ids contains duplicate ids")
         qids = [str(q) for q in query_ids]
-        run = cls(qids, vocab, local.astype(np.int32), scores, name, trec_order=False)
-        return run._with_arrow(arrow)
+        ranking = cls(qids, vocab, local.astype(np.int32), scores, name, trec_order=False)
+        return ranking._with_arrow(arrow)
 
     @classmethod
-    def from_table(cls, table: pa.Table, name: str = "run") -> Run:
-        """From the long form (:data:`ratio.core.schemas.RUN`; ``rank`` is ignored, scores decide)."""
+    def from_table(cls, table: pa.Table, name: str = "run") -> Ranking:
+        """From the long form (:data:`ratio.core.schemas.RANKING`; ``rank`` is ignored, scores decide)."""
         qvocab, qcodes, _ = _encode(table.column("query_id").combine_chunks())
         order = np.argsort(qcodes, kind="stable")
         vocab, codes, arrow = _encode(table.column("candidate_id").combine_chunks())
@@ -245,7 +249,7 @@ class Run:
         return {q: dict(self.ranked(q)) for q in self.query_ids}
 
     def to_table(self) -> pa.Table:
-        """Long form, one row per retrieved doc (:data:`ratio.core.schemas.RUN`)."""
+        """Long form, one row per retrieved doc (:data:`ratio.core.schemas.RANKING`)."""
         valid = self.indices >= 0
         rows, cols = np.nonzero(valid)
         return pa.table(
@@ -255,24 +259,24 @@ class Run:
                 "rank": pa.array(cols + 1, pa.int32()),
                 "score": pa.array(self.scores[valid], pa.float64()),
             },
-            schema=RUN,
+            schema=RANKING,
         )
 
-    def truncate(self, k: int) -> Run:
+    def truncate(self, k: int) -> Ranking:
         """The top ``k`` of each list (what a metric at cutoff ``k`` sees)."""
         return self._derive(self.indices[:, :k], self.scores[:, :k], self.trec_order)
 
-    def in_trec_order(self) -> Run:
-        """This run with ties in trec_eval's order (itself when already so)."""
+    def in_trec_order(self) -> Ranking:
+        """This ranking with ties in trec_eval's order (itself when already so)."""
         if self.trec_order:
             return self
         return self._derive(*_rank_matrix(self.indices.astype(np.int64), self.scores, self.vocab))
 
-    def _derive(self, indices: np.ndarray, scores: np.ndarray, trec_order: bool = True) -> Run:
-        out = Run(self.query_ids, self.vocab, indices, scores, self.name, trec_order)
+    def _derive(self, indices: np.ndarray, scores: np.ndarray, trec_order: bool = True) -> Ranking:
+        out = Ranking(self.query_ids, self.vocab, indices, scores, self.name, trec_order)
         return out._with_arrow(self.vocab_arrow)
 
-    def _with_arrow(self, arrow: pa.Array) -> Run:
+    def _with_arrow(self, arrow: pa.Array) -> Ranking:
         self.__dict__["vocab_arrow"] = arrow  # seed the cached_property below
         return self
 
@@ -312,17 +316,17 @@ class Qrels:
     def _build(cls, judged: list[tuple[str, list[tuple[str, int]]]]) -> Qrels:
         qids = [q for q, _ in judged]
         if len(set(qids)) != len(qids):
-            raise RunError("qrels list a query id twice")
+            raise RankingError("qrels list a query id twice")
         rel = np.asarray([r for _, pairs in judged for _, r in pairs])
         if rel.size and (rel.dtype.kind not in "iub" and not np.all(np.mod(rel, 1) == 0)):
-            raise RunError("qrels relevance levels must be integers")
+            raise RankingError("qrels relevance levels must be integers")
         lens = np.asarray([len(pairs) for _, pairs in judged], dtype=np.int64)
         doc_arr = _as_str_array([d for _, pairs in judged for d, _ in pairs])
         if doc_arr.size > 1:
             _, codes, _ = _encode(doc_arr)
             key = np.repeat(np.arange(len(qids)), lens) * (int(codes.max()) + 1) + codes
             if np.unique(key).size != key.size:
-                raise RunError("qrels list the same doc twice for one query")
+                raise RankingError("qrels list the same doc twice for one query")
         offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
         return Qrels(qids, offsets, doc_arr, rel.astype(np.int64))
 
@@ -368,12 +372,12 @@ class Qrels:
 
 @dataclass(frozen=True)
 class Relevance:
-    """Run aligned to qrels, the one input every metric kernel needs.
+    """A ranking aligned to qrels, the one input every metric kernel needs.
 
     ``gains[i, j]``: relevance (``max(rel, 0)``) of the doc at rank ``j + 1`` for
     ``query_ids[i]``; ``n_rel[i]``: relevant docs in qrels; ``ideal[i, j]``: the
     qrels gains sorted descending (the ideal ranking for nDCG). Queries without a
-    relevant doc are absent; queries the run lacks have all-zero gains.
+    relevant doc are absent; queries the ranking lacks have all-zero gains.
     """
 
     query_ids: list[str]
@@ -382,28 +386,28 @@ class Relevance:
     ideal: np.ndarray
 
 
-def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
-    """Align ``run`` (in trec_eval's order) to ``qrels`` up to ``depth`` ranks, vectorised.
+def relevance_matrix(qrels: Qrels, ranking: Ranking, depth: int) -> Relevance:
+    """Align ``ranking`` (in trec_eval's order) to ``qrels`` up to ``depth`` ranks, vectorised.
 
-    The run's vocabulary is probed against the hashed judged ids (Arrow ``index_in``);
+    The ranking's vocabulary is probed against the hashed judged ids (Arrow ``index_in``);
     only retrieved cells judged for *some* query are then matched on the int64 key
     ``query_row * (U + 1) + judged_index`` with one ``searchsorted``.
     """
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth}")
-    run = run.in_trec_order()
+    ranking = ranking.in_trec_order()
     nrel_all = qrels.n_relevant
     eval_rows = np.nonzero(nrel_all > 0)[0]
     n = eval_rows.size
     qids = [qrels.query_ids[i] for i in eval_rows]
 
-    # run rows of the evaluated queries (-1 = query absent from the run)
-    run_rows = np.fromiter((run.row_of.get(q, -1) for q in qids), dtype=np.int64, count=n)
+    # ranking rows of the evaluated queries (-1 = query absent from the ranking)
+    rows_of = np.fromiter((ranking.row_of.get(q, -1) for q in qids), dtype=np.int64, count=n)
     ind = np.full((n, depth), -1, dtype=np.int64)
-    d = min(depth, run.depth)
-    present = run_rows >= 0
+    d = min(depth, ranking.depth)
+    present = rows_of >= 0
     if d:
-        ind[present, :d] = run.indices[run_rows[present], :d]
+        ind[present, :d] = ranking.indices[rows_of[present], :d]
     # qrels triples of the evaluated queries, positive gain only
     lens = np.diff(qrels.offsets)
     qpos_all = np.full(len(qrels), -1, dtype=np.int64)
@@ -413,11 +417,11 @@ def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
     sel = (trip_q >= 0) & (gain_all > 0)
     tq, tdoc, tgain = trip_q[sel], qrels.doc_ids[sel], gain_all[sel]
     gains = np.zeros((n, depth), dtype=np.float64)
-    if run.vocab.size and tq.size:
-        # hash the (few) judged ids and probe the run's vocabulary with them:
+    if ranking.vocab.size and tq.size:
+        # hash the (few) judged ids and probe the ranking's vocabulary with them:
         # vocab entry -> index among the judged ids, or -1
         udocs, tcode, uarrow = _encode(tdoc)
-        probe = pc.index_in(run.vocab_arrow, value_set=uarrow)
+        probe = pc.index_in(ranking.vocab_arrow, value_set=uarrow)
         vmap = np.append(probe.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64), -1)
         cell = vmap[ind]  # ind == -1 picks the appended -1
         r, c = np.nonzero(cell >= 0)
@@ -445,14 +449,14 @@ def relevance_matrix(qrels: Qrels, run: Run, depth: int) -> Relevance:
 
 def per_query(
     from_relevance: Callable[[Relevance, int], np.ndarray],
-) -> Callable[[Qrels, Run, int], np.ndarray]:
-    """A metric module's typed wrapper: ``metric(qrels, run, k)`` -> per-query scores.
+) -> Callable[[Qrels, Ranking, int], np.ndarray]:
+    """A metric module's typed wrapper: ``metric(qrels, ranking, k)`` -> per-query scores.
 
-    Rows follow ``qrels.evaluated_query_ids``: queries missing from ``run`` score 0,
+    Rows follow ``qrels.evaluated_query_ids``: queries missing from ``ranking`` score 0,
     queries without a relevant doc are skipped. Take ``.mean()`` for the reported number.
     """
 
-    def metric(qrels: Qrels, run: Run, k: int) -> np.ndarray:
-        return from_relevance(relevance_matrix(qrels, run, k), k)
+    def metric(qrels: Qrels, ranking: Ranking, k: int) -> np.ndarray:
+        return from_relevance(relevance_matrix(qrels, ranking, k), k)
 
     return metric
