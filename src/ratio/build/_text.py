@@ -1,4 +1,7 @@
-"""The Appendix B.1 text operations mining applies, from ``ratio.corpus.text.normalize``."""
+"""The Appendix B.1 text operations mining applies, from ``ratio.corpus.text.normalize``.
+
+Tested by tests/build/test_mine.py.
+"""
 
 from __future__ import annotations
 

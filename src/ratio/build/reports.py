@@ -6,6 +6,8 @@
 * Table 6: the full split, with golds per relation and per distractor category.
 * ``build.md``: what each stage dropped (short, duplicate, leaked) and the final
   leakage count, which must be zero.
+
+Tested by tests/build/test_random_split.py, tests/build/test_pipeline.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""``ratio build`` and ``ratio export beir``: thin wrappers over :mod:`ratio.build`."""
+"""``ratio build`` and ``ratio export beir``: thin wrappers over :mod:`ratio.build`.
+
+Tested by tests/build/test_pipeline.py, tests/test_behaviour.py.
+"""
 
 from __future__ import annotations
 

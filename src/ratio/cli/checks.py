@@ -3,6 +3,8 @@
 Each check runs in its own Python process: a native library built for the wrong CPU dies with
 SIGSEGV or SIGILL rather than raising, and that must be reported as the component's failure
 (with the signal's name), not take the self-check down with it.
+
+Tested by tests/retrieval/test_shipped.py.
 """
 
 from __future__ import annotations

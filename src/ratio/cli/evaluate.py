@@ -1,4 +1,7 @@
-"""``ratio evaluate``: all systems x relations -> runs and tables."""
+"""``ratio evaluate``: all systems x relations -> runs and tables.
+
+Tested by tests/evaluation/test_harness.py, tests/test_behaviour.py.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""`ratio ingest` and `ratio corpus stats`."""
+"""`ratio ingest` and `ratio corpus stats`.
+
+Tested by tests/test_own_corpus.py.
+"""
 
 from __future__ import annotations
 

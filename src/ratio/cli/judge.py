@@ -1,4 +1,7 @@
-"""``ratio judge ...``: LLM judging (silver set, calibration, top-k, pairwise, markers, annotation)."""
+"""``ratio judge ...``: LLM judging (silver set, calibration, top-k, pairwise, markers, annotation).
+
+Tested by tests/judge/test_pipeline.py, tests/judge/test_calibrate.py.
+"""
 
 from __future__ import annotations
 

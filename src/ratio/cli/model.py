@@ -1,4 +1,7 @@
-"""``ratio model export | card | verify``: shipped move models under ``models/``."""
+"""``ratio model export | card | verify``: shipped move models under ``models/``.
+
+Tested by tests/training/test_export.py.
+"""
 
 from __future__ import annotations
 

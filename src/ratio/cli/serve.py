@@ -2,6 +2,8 @@
 
 All three answer through the same :class:`~ratio.serve.engine.SearchEngine`, so a query
 typed at the terminal ranks exactly as the service and ``ratio.search`` rank it.
+
+Tested by tests/serve/test_cli.py.
 """
 
 from __future__ import annotations

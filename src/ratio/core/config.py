@@ -3,6 +3,8 @@
 Every table maps to a dataclass below. Unknown keys and wrong types are
 rejected with the dotted key path, before any work starts, because a typo in a
 config should never silently fall back to a default.
+
+Tested by tests/core/test_layout.py, tests/build/test_split.py, tests/training/test_cli.py.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Readers never load a whole shard: ``iter_lines`` streams decompressed lines and
 reports truncated or undecodable input as :class:`InputError` naming the file
 and line, so callers can count and skip (or stop under ``--strict``).
+
+Tested by tests/corpus/readers/test_base.py, tests/metrics/test_trec.py, tests/build/test_dedup.py.
 """
 
 from __future__ import annotations

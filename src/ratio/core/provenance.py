@@ -2,6 +2,8 @@
 
 Every Parquet file and report Ratio writes carries this, so a number in a
 table can be traced back to the exact run that produced it.
+
+Tested by tests/corpus/test_ingest.py, tests/runner/test_stages.py, tests/build/test_pipeline.py.
 """
 
 from __future__ import annotations

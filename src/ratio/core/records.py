@@ -2,6 +2,8 @@
 
 Past ingest, stages exchange Parquet tables rather than Python objects: their
 columns are declared once in ``ratio.core.schemas``.
+
+Tested by tests/corpus/readers/test_metadata.py, tests/corpus/text/test_sections.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Arrow schemas of every Parquet table Ratio writes (see docs/architecture.md)."""
+"""Arrow schemas of every Parquet table Ratio writes (see docs/architecture.md).
+
+Tested by tests/build/test_mine.py, tests/corpus/test_ingest.py, tests/core/test_layout.py.
+"""
 
 from __future__ import annotations
 

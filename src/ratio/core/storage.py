@@ -5,6 +5,8 @@ write local files: an input URL is *staged* to a local copy on the worker that r
 and an output URL is written locally and *published* in one upload, atomic on object
 stores as ``atomic_path`` is on disk. Backends are fsspec's (``s3fs``, ``gcsfs``), with
 those libraries' usual credentials.
+
+Tested by tests/runner/test_stages.py, tests/scale/test_scale.py.
 """
 
 from __future__ import annotations

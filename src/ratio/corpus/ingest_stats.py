@@ -1,5 +1,8 @@
 """What an ingested folder holds: papers and sentences per year and section, the drops, and
-how a metadata sidecar met the papers; as ``stats.json`` fields and as Markdown."""
+how a metadata sidecar met the papers; as ``stats.json`` fields and as Markdown.
+
+Tested by tests/corpus/test_ingest.py.
+"""
 
 from __future__ import annotations
 

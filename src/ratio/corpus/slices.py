@@ -1,4 +1,7 @@
-"""Small real slices of JSONL shards, for tests and benchmarks that must not read a whole corpus."""
+"""Small real slices of JSONL shards, for tests and benchmarks that must not read a whole corpus.
+
+Tested by tests/corpus/test_ingest.py, tests/judge/llm/test_llamacpp.py.
+"""
 
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 
 Each answer is appended to the labels CSV and flushed at once, so closing the tab loses
 nothing; reopening resumes at the first pair this annotator has not labelled.
+
+Tested by tests/judge/test_pipeline.py, tests/judge/test_calibration_labels.py.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ Appendix I.1 classifier grades them, and only strong-true ones (true, high confi
 holds in almost all contexts) go to ``lexicon-llm.tsv`` (``source = llm``), loadable
 with ``load_lexicon(extra=[path])``. Markers the base lexicon lists under any relation
 are left out, so the extra file can never contradict it.
+
+Tested by tests/judge/test_pipeline.py.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Two systems' top-5 lists are shown as "List A" and "List B", never named. Every query is
 judged in both orders and a preference counts only when both orders pick the same
 system; the Slot-A rate (how often the first list wins) measures position bias.
+
+Tested by tests/judge/test_pipeline.py, tests/judge/test_stats.py.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ accepted). Test queries of ``needs_validation`` markers (``ratio.lexicon.tiers``
 out of ``test/queries.parquet``, are sampled and judged with the others: the silver set is
 the only way they enter a test set. It is written as a benchmark split whose candidate
 pool is the source split's, copied unchanged.
+
+Tested by tests/judge/test_pipeline.py, tests/judge/test_silver_held.py.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ Each (query, candidate) in a retriever's top 10 is judged by the relation's two 
 prompts (Appendix I.3) without the gold, the rank, the system or the other candidates.
 Hard agreement accepts a candidate when both prompts do, soft when either does; the
 accepted candidates are the relevance for the metrics.
+
+Tested by tests/judge/test_pipeline.py, tests/judge/test_stats.py.
 """
 
 from __future__ import annotations

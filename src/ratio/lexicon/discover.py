@@ -4,6 +4,8 @@ Paper §4.1 "Manual curation": spans (≤ 7 words) are counted over all sentence
 and the top 400 are inspected with 15 random (previous, sentence) pairs each. This
 module produces exactly that review material (CSV + a static HTML page) and
 reads the reviewers' decisions back into a lexicon TSV (``apply_review``).
+
+Tested by tests/lexicon/test_tools.py.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ Paper Appendix A "Embedding discovery": sentence-initial comma-terminated phrase
 (≤ 5 words) are embedded and the ten nearest neighbours of each foundational
 marker become candidates for validation. The model is loaded from a local
 directory (offline); nothing is downloaded.
+
+Tested by tests/lexicon/test_tools.py.
 """
 
 from __future__ import annotations

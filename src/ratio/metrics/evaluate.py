@@ -9,6 +9,8 @@ Averaging: the mean is over queries in ``qrels`` with at least one relevant doc.
 query in qrels that the ranking lacks scores 0 (pytrec_eval and ranx would drop it and
 inflate the mean). Queries with no relevant doc are skipped (pytrec_eval and ranx keep
 such a query, scoring 0, when the run contains it). Ranked queries absent from qrels are ignored.
+
+Tested by tests/metrics/test_ranking.py, tests/metrics/test_reference.py.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Sum of precision@r over relevant ranks r <= k, divided by the number of
 relevant docs in qrels (not by min(k, n_rel)), so a query with more relevant
 docs than ``k`` cannot reach 1.
+
+Tested by tests/metrics/test_kernels.py, tests/metrics/test_reference.py.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 trec_eval's ``recip_rank`` has no cutoff: it equals ``mrr(qrels, ranking.truncate(k), k)``
 only when computed on a ranking truncated to ``k``; ranx's ``mrr@k`` is the same as ours.
+
+Tested by tests/metrics/test_kernels.py, tests/metrics/test_reference.py.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Gain is the relevance level (linear, negative levels count 0), discount
 ``1/log2(rank + 1)``; the ideal ranking sorts *all* of the query's qrels gains,
 including relevant docs the ranking never retrieved.
+
+Tested by tests/metrics/test_kernels.py, tests/metrics/test_reference.py.
 """
 
 from __future__ import annotations

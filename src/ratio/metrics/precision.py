@@ -1,6 +1,8 @@
 """Precision@k: Relevant docs in the top ``k`` divided by ``k`` (trec ``P_k``).
 
 The denominator is ``k`` even when fewer than ``k`` docs were retrieved.
+
+Tested by tests/metrics/test_kernels.py, tests/metrics/test_reference.py.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 With one gold per query (Ratio's setting) this is the paper's Eq. 5, which
 coincides with Accuracy@k and HitRate@k.
+
+Tested by tests/metrics/test_kernels.py, tests/metrics/test_reference.py.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 An index is saved to a directory that reloads memory-mapped, so a process reuses it instead
 of rebuilding it (see :mod:`ratio.retrieval.store`).
+
+Tested by tests/retrieval/test_bm25.py, tests/retrieval/test_dense.py.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ skipping finished shards and writing their markers is the stage runner's job
 what it writes: ``local`` and ``ray`` builds are byte-identical. A failing shard does not
 take the others down: the failures are raised together at the end (:class:`ShardError`),
 so a rerun redoes only those.
+
+Tested by tests/runner/test_stages.py, tests/scale/test_scale.py.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 
 Run ``ratio mcp --config FILE`` (or ``python -m ratio.serve.mcp_server --config FILE``)
 and register that command with an MCP client; see docs/serve.md.
+
+Tested by tests/serve/test_mcp.py.
 """
 
 from __future__ import annotations

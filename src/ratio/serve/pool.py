@@ -5,6 +5,8 @@ sentence collection, joined with paper metadata and sentence context into one Ar
 (:data:`ratio.core.schemas.POOL`) with sorted-id and filter arrays beside it, so a request maps ids
 to rows with a binary search over memory-mapped arrays and never scans Parquet. The file is
 rebuilt only when an input file changes (path, size or mtime).
+
+Tested by tests/serve/test_engine.py.
 """
 
 from __future__ import annotations

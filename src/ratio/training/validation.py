@@ -1,5 +1,8 @@
 """How training scores a model on the validation split: every epoch, trial and the BM25 floor
-are compared on these metrics, which ``ratio.serve.trained`` reads back to pick a model."""
+are compared on these metrics, which ``ratio.serve.trained`` reads back to pick a model.
+
+Tested by tests/training/test_train.py, tests/training/test_unified.py.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 Every reader reports bad input the same way (same ``kind`` keys, messages that
 name the file and line or record id), so the drop counts of different formats
 add up in one ingest report.
+
+Tested by tests/corpus/readers/test_s2orc.py, tests/corpus/readers/test_unarxive.py.
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ The result is Markdown (``## heading``, blank-line paragraphs) for
 ``ratio.corpus.text.markdown.parse_markdown``, like Nougat or docling output, so references,
 acknowledgements, captions, checklists and front matter are cut by the same section logic as
 for every other format.
+
+Tested by tests/corpus/readers/test_pdf.py.
 """
 
 from __future__ import annotations

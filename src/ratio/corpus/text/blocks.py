@@ -4,6 +4,8 @@ Tables, captions, footnotes, algorithm lines, reference entries and symbol debri
 (counted in ``drops`` by reason). Display math splits a paragraph into items with a hard break
 between them: the sentences around it are not adjacent prose. A list item is a paragraph of its
 own; soft-wrapped lines are joined, repairing line-end hyphens.
+
+Tested by tests/corpus/text/test_markdown.py, tests/corpus/text/test_plain.py.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ verdict. A small model's sampled verdict is nearly always "yes"; the probability
 it still ranks pairs, and a threshold chosen on human labels turns it into a verdict
 (``ratio judge calibrate``). The OpenAI-compatible backends read it from the
 ``top_logprobs`` of a sampled answer.
+
+Tested by tests/judge/llm/test_runner.py, tests/judge/llm/test_llamacpp.py.
 """
 
 from __future__ import annotations

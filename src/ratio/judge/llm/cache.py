@@ -3,6 +3,8 @@
 Rows are keyed by the exact request and committed as they arrive, so an interrupted run
 loses at most the requests in flight. Submitted OpenAI batches are recorded too: a rerun
 polls the batch it already paid for instead of submitting the same requests again.
+
+Tested by tests/judge/llm/test_runner.py.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ The ``openai`` client retries connection errors, 408/409/429 and 5xx itself. Wha
 is sorted by what a caller should do: :class:`TransientError` (leave uncached, a rerun
 tries again), :class:`RequestRejected` (400/413/422: record it invalid) and
 :class:`FatalBackendError` (401/403/404: stop instead of recording thousands of failures).
+
+Tested by tests/judge/llm/test_runner.py.
 """
 
 from __future__ import annotations
