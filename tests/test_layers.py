@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "evaluation": 5,
     "training": 6,
     "judge": 6,
+    "mteb": 6,
     "serve": 7,
     "api": 8,
     "cli": 8,
