@@ -9,6 +9,8 @@ through :func:`ratio.evaluation.harness.sampled_queries`; the pool from
 pool every gold of every evaluated relation's queries, so a seeded sub-pool (``max_pool``) is
 the one ``ratio evaluate`` searches for a system with the same ``max_pool``, ``max_queries``
 and seed, and the same for all three moves.
+
+Tested by tests/mteb/test_tasks.py.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ A task's data is a :class:`ratio.mteb.data.MoveData`, read from the run director
 is made; ``load_data`` only wraps it in the ``datasets`` tables mteb 2 reads (corpus ``id`` /
 ``text``, queries ``id`` / ``text``, ``relevant_docs`` ``{query: {doc: relevance}}``), so
 nothing is fetched from the Hugging Face hub.
+
+Tested by tests/mteb/test_tasks.py.
 """
 
 from __future__ import annotations
