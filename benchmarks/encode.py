@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ratio.config import load_config
+from ratio.core.config import load_config
+from ratio.core.layout import RunDir
 from ratio.retrieval.dense import Encoder, available_cores
-from ratio.run import RunDir
 
 WARMUP = 64
 

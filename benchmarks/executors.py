@@ -31,7 +31,7 @@ def _slice(paths: list[str], papers: int, into: Path) -> list[str]:
     """Copies of ``paths`` holding only their first ``papers`` lines (all when 0)."""
     if papers <= 0:
         return paths
-    from ratio.testing import first_lines, write_zst
+    from ratio.corpus.slices import first_lines, write_zst
 
     return [str(write_zst(into / Path(p).name, first_lines(p, papers))) for p in paths]
 
@@ -55,7 +55,7 @@ def _cpu_seconds() -> float:
 
 def run(executor: str, inputs: list[str], workers: int, out: Path) -> dict:
     from ratio.build import build
-    from ratio.config import load_config
+    from ratio.core.config import load_config
 
     cfg = out.parent / f"{executor}.toml"
     quoted = ", ".join(json.dumps(i) for i in inputs)
@@ -107,7 +107,7 @@ def main() -> None:
         ray_start = None
         for ex in args.executors.split(","):
             if ex == "ray":
-                from ratio.executors import ray_init
+                from ratio.runner.executors import ray_init
 
                 t0 = time.perf_counter()
                 ray_init(args.workers)

@@ -26,7 +26,7 @@ DEFAULT = str(REPO.parent / "shared" / "corpora" / "neurips" / "*.jsonl.zst")
 
 
 def _floor_shard(path: str) -> tuple[int, int]:
-    from ratio.io import iter_lines
+    from ratio.core.io import iter_lines
 
     papers = chars = 0
     for _, line in iter_lines(path):
@@ -53,8 +53,8 @@ def main() -> None:
     if not paths:
         sys.exit(f"no inputs match {args.inputs}")
 
-    from ratio.config import IngestConfig
-    from ratio.ingest import ingest
+    from ratio.core.config import IngestConfig
+    from ratio.corpus.ingest import ingest
 
     t_floor, papers, chars = floor(paths, args.workers)
     out = Path(tempfile.mkdtemp(prefix="ratio-bench-ingest-"))

@@ -31,10 +31,10 @@ def sample_tasks(build_out: Path, pairs: int, seed: int):
     """``pairs`` seeded test-split pairs per relation, each with its relation's first prompt."""
     import pyarrow.compute as pc
 
-    from ratio.build.sample import stratified_sample
-    from ratio.judge.prompts import relation_prompts
+    from ratio.core.layout import RunDir
+    from ratio.core.sampling import stratified_sample
+    from ratio.judge.llm.prompts import relation_prompts
     from ratio.judge.silver import silver_tasks
-    from ratio.run import RunDir
 
     bench = RunDir(build_out).benchmark.load("test")
     c = bench.candidates
@@ -67,8 +67,8 @@ def reference(llm, tasks, max_tokens: int) -> tuple[float, int]:
 def through_judge(
     backend, tasks, cache: Path, max_tokens: int, reasons: bool = True, scoring: str = "sample"
 ):
-    from ratio.judge.cache import JudgmentCache
-    from ratio.judge.runner import Judge
+    from ratio.judge.llm.cache import JudgmentCache
+    from ratio.judge.llm.runner import Judge
 
     judge = Judge(
         backend,
@@ -99,9 +99,9 @@ def main() -> None:
 
     from llama_cpp import Llama
 
-    from ratio.judge.backends import OpenAIChatBackend
-    from ratio.judge.llamacpp import LlamaCppBackend, resolve_gguf
-    from ratio.testing import start_llama_server
+    from ratio.corpus.slices import start_llama_server
+    from ratio.judge.llm.backends import OpenAIChatBackend
+    from ratio.judge.llm.llamacpp import LlamaCppBackend, resolve_gguf
 
     tasks = sample_tasks(args.build_out, args.pairs, args.seed)
     gguf = resolve_gguf(args.model)

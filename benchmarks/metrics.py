@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ratio.metrics import Qrels, Run, evaluate
+from ratio.metrics import Qrels, Ranking, evaluate
 
 METRICS = ["recall@1", "recall@10", "mrr@10", "mrr@100", "ndcg@10", "map@10", "precision@10"]
 
@@ -64,12 +64,12 @@ def main() -> None:
 
     rows: list[tuple[str, float]] = []
     qrels = Qrels.from_dict(qrels_d)
-    t, run = best_of(lambda: Run.from_arrays(qids, docs, idx, scores), args.repeat)
-    rows.append(("ratio: Run.from_arrays (retriever output)", t))
-    t, run2 = best_of(lambda: Run.from_dict(run_d), args.repeat)
-    rows.append(("ratio: Run.from_dict", t))
+    t, run = best_of(lambda: Ranking.from_arrays(qids, docs, idx, scores), args.repeat)
+    rows.append(("ratio: Ranking.from_arrays (retriever output)", t))
+    t, run2 = best_of(lambda: Ranking.from_dict(run_d), args.repeat)
+    rows.append(("ratio: Ranking.from_dict", t))
     t, ours = best_of(lambda: evaluate(qrels, run, METRICS), args.repeat)
-    rows.append(("ratio: evaluate (Run built)", t))
+    rows.append(("ratio: evaluate (Ranking built)", t))
     t, _ = best_of(lambda: evaluate(qrels_d, run_d, METRICS), args.repeat)
     rows.append(("ratio: evaluate from dicts (incl. build)", t))
 
@@ -111,7 +111,7 @@ def main() -> None:
     for name, secs in rows:
         print(f"{name:48s} {secs:9.4f}")
     e2e = base["ratio: evaluate from dicts (incl. build)"]
-    core = base["ratio: evaluate (Run built)"]
+    core = base["ratio: evaluate (Ranking built)"]
     print("\nratios (>1 means ratio is faster):")
     print(
         f"  dicts end-to-end   vs pytrec_eval: {base['pytrec_eval: evaluator + evaluate (dicts)'] / e2e:6.2f}x"
@@ -123,7 +123,7 @@ def main() -> None:
     print(
         f"  evaluate only      vs ranx:        {base['ranx: evaluate only (Qrels/Run built)'] / core:6.2f}x"
     )
-    arrays = base["ratio: Run.from_arrays (retriever output)"] + core
+    arrays = base["ratio: Ranking.from_arrays (retriever output)"] + core
     print(
         f"  arrays->metrics    vs pytrec_eval: {base['pytrec_eval: evaluator + evaluate (dicts)'] / arrays:6.2f}x"
     )

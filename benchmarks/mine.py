@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 
 from ratio.build import build
 from ratio.build.mine import consecutive_pairs, mine_shard
-from ratio.config import RunConfig, SplitConfig
+from ratio.core.config import RunConfig, SplitConfig
 from ratio.lexicon import MarkerMatcher, load_lexicon
 from ratio.lexicon.spans import LEADING_JUNK
 

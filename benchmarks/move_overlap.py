@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ratio.config import load_config
-from ratio.run import RunDir
+from ratio.core.config import load_config
+from ratio.core.layout import RunDir
 from ratio.serve.engine import MOVES, SearchEngine
 
 

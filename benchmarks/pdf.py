@@ -15,7 +15,7 @@ Precision: matched extracted sentences / extracted; recall: matched true ones / 
 
 Variants: each library's own text ("plain", lines in the library's order, blank-line blocks)
 and, where the library gives glyph boxes, the same lines through Ratio's layout pass
-(``ratio.readers.pdf.layout_markdown``: columns, margins, paragraphs, headings, hyphens).
+(``ratio.corpus.readers.pdf.layout_markdown``: columns, margins, paragraphs, headings, hyphens).
 Both go through ``parse_markdown`` like the reader, so references are cut when a heading says
 where they start. Speed: pages per CPU second of the whole extraction (library + layout),
 one process, best of ``--repeat`` runs; CPU time rather than wall time, so a busy machine
@@ -39,10 +39,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from ratio.readers.pdf import PageText, Segment, layout_markdown, pdfium_pages  # noqa: E402
-from ratio.text.clean import clean_inline  # noqa: E402
-from ratio.text.markdown import parse_markdown  # noqa: E402
-from ratio.text.segment import get_segmenter  # noqa: E402
+from ratio.corpus.readers.pdf import PageText, Segment, layout_markdown, pdfium_pages  # noqa: E402
+from ratio.corpus.text.clean import clean_inline  # noqa: E402
+from ratio.corpus.text.markdown import parse_markdown  # noqa: E402
+from ratio.corpus.text.segment import get_segmenter  # noqa: E402
 
 # ----------------------------------------------------------------------------- ground truth
 
@@ -197,7 +197,7 @@ def _pdfminer_pages(path: Path) -> list[PageText]:
     from pdfminer.high_level import extract_pages
     from pdfminer.layout import LTChar, LTTextContainer, LTTextLine
 
-    from ratio.readers.pdf import _BOLD_FONT
+    from ratio.corpus.readers.pdf import _BOLD_FONT
 
     out = []
     for layout in extract_pages(str(path)):

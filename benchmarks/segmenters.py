@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from ratio.text.segment import SEGMENTERS  # noqa: E402
+from ratio.corpus.text.segment import SEGMENTERS  # noqa: E402
 
 GOLD = REPO / "tests" / "data" / "segmentation_gold.jsonl"
 CORPUS = REPO.parent / "shared" / "corpora" / "neurips"
@@ -87,7 +87,7 @@ _WS = re.compile(r"\s+")
 
 
 def _approx_clean(p: str) -> str:
-    """Stand-in for ratio.text.clean when it is unavailable: [MATH], [CIT], no emphasis."""
+    """Stand-in for ratio.corpus.text.clean when it is unavailable: [MATH], [CIT], no emphasis."""
     p = _MATH.sub("[MATH]", p)
     p = _CIT.sub("[CIT]", p)
     p = _EMPH.sub(lambda m: m.group(1) or m.group(2) or "", p)
@@ -100,7 +100,7 @@ def corpus_paragraphs(limit: int) -> Iterator[str]:
 
     clean = _approx_clean
     try:  # the project's cleaner, when present
-        from ratio.text.clean import clean_inline  # type: ignore[attr-defined]
+        from ratio.corpus.text.clean import clean_inline  # type: ignore[attr-defined]
 
         clean = clean_inline  # noqa: F811
     except Exception:  # noqa: BLE001 - optional dependency between helpers

@@ -29,11 +29,11 @@ import random
 from pathlib import Path
 
 import numpy as np
-from precision_audit import distinct_labelled  # this folder (sys.path[0])
 from sklearn.metrics import roc_auc_score
 
-from ratio.judge.llamacpp import resolve_gguf
-from ratio.records import RELATIONS
+from ratio.core.records import RELATIONS
+from ratio.judge.audit import distinct_labelled
+from ratio.judge.llm.llamacpp import resolve_gguf
 
 ALTERNATIVES = ("To address this", "More generally", "For example", "Moreover", "However")
 # sentence openings that read as mid-sentence after "Marker, "

@@ -21,12 +21,12 @@ import re
 from pathlib import Path
 
 import numpy as np
-from precision_audit import distinct_labelled  # this folder (sys.path[0])
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import cohen_kappa_score, roc_auc_score
 from sklearn.model_selection import StratifiedGroupKFold
 
-from ratio.records import RELATIONS
+from ratio.core.records import RELATIONS
+from ratio.judge.audit import distinct_labelled
 from ratio.retrieval.dense import Encoder
 
 SECTION_REF = re.compile(r"\b(Section|Appendix|Figure|Table|Sec\.|Fig\.)")

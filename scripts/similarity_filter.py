@@ -20,9 +20,9 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from precision_audit import distinct_labelled  # this folder (sys.path[0])
 
-from ratio.records import RELATIONS
+from ratio.core.records import RELATIONS
+from ratio.judge.audit import distinct_labelled
 from ratio.retrieval.dense import Encoder
 from ratio.training.data import unified_prefixes
 

@@ -10,8 +10,8 @@ from types import ModuleType
 
 import pytest
 
+from ratio.corpus.slices import first_lines, write_zst
 from ratio.retrieval.models import offline_hf
-from ratio.testing import first_lines, write_zst
 
 pytest_plugins = ["pytester"]  # tests/test_isolation.py runs an inner pytest session
 

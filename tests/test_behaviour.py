@@ -24,7 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ratio.cli import app
-from ratio.testing import first_lines, write_zst
+from ratio.corpus.slices import first_lines, write_zst
 from tests.conftest import MODELS, NEURIPS, REPO_ROOT, load_script
 
 PIN = REPO_ROOT / "tests/data/behaviour/neurips-slice.json"

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ratio.config import RunConfig
+from ratio.core.config import RunConfig
 from ratio.serve.engine import SearchEngine
 
 FILTERS = ("year_min", "year_max", "venue", "exclude_paper")

@@ -7,8 +7,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from ratio import schemas
-from ratio.io import write_parquet_atomic
+from ratio.core import schemas
+from ratio.core.io import write_parquet_atomic
 
 LEXICON_TSV = """# version: 0.0.1-test
 marker\trelation\tsource\tnotes

@@ -4,9 +4,9 @@ import random
 
 import pyarrow as pa
 
-from ratio import schemas
 from ratio.build.dedup import dedup_files, dedup_table
-from ratio.io import write_parquet_atomic
+from ratio.core import schemas
+from ratio.core.io import write_parquet_atomic
 
 
 def pair(
@@ -110,7 +110,7 @@ def test_dedup_files_matches_in_memory(tmp_path):
     )
     import pyarrow.parquet as pq
 
-    from ratio.io import read_parquet_metadata
+    from ratio.core.io import read_parquet_metadata
 
     got = pq.read_table(tmp_path / "out.parquet").cast(schemas.PAIRS)
     want, want_stats = dedup_table(table(ROWS))

@@ -5,10 +5,10 @@ import json
 import pyarrow as pa
 import pytest
 
-from ratio import schemas
 from ratio.build.export import export_beir, load_beir
 from ratio.build.split import split_pairs
-from ratio.config import SplitConfig
+from ratio.core import schemas
+from ratio.core.config import SplitConfig
 from tests.build.test_dedup import pair
 
 CFG = SplitConfig(train_end="2023", validation_end="2024", test_end="2025")

@@ -4,8 +4,8 @@ import random
 
 import pyarrow as pa
 
-from ratio import schemas
 from ratio.build.mine import consecutive_pairs, marker_counts, mine_shard
+from ratio.core import schemas
 from tests.build.conftest import D1, G1, G2, Q1, Q2, sentence_rows, sentences_table
 
 

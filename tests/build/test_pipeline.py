@@ -7,8 +7,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from ratio.build import build, check_leakage, export
-from ratio.config import RunConfig, SplitConfig
-from ratio.io import RatioError
+from ratio.core.config import RunConfig, SplitConfig
+from ratio.core.io import RatioError
 from tests.build.conftest import D1, G1, G2, LEXICON_TSV, Q1, Q2, sentence_rows, write_shard
 
 EXTRA = "In particular, the encoder shares weights across all the layers."
@@ -197,7 +197,7 @@ def test_build_from_raw_papers_through_ingest(tmp_path, lexicon_path):
 
 
 def test_run_dir_from_before_the_stage_runner_is_up_to_date(tmp_path, lexicon_path):
-    """Records as the code before ``ratio.stages`` wrote them are still trusted: only the key
+    """Records as the code before ``ratio.runner.stages`` wrote them are still trusted: only the key
     and the outputs decide, so an existing run directory is not rebuilt."""
     cfg = raw_papers_run(tmp_path, lexicon_path)
     build(cfg, progress=False)

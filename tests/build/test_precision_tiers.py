@@ -8,10 +8,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from ratio.build import build
-from ratio.io import write_parquet_atomic
+from ratio.core.io import write_parquet_atomic
+from ratio.core.layout import HELD_QUERIES
 from ratio.lexicon import load_lexicon
 from ratio.lexicon.tiers import TiersError, format_thresholds, load_tiers, parse_thresholds
-from ratio.run import HELD_QUERIES
 from tests.build.conftest import G1, Q1, sentence_rows, sentences_table
 from tests.build.test_pipeline import make_run
 

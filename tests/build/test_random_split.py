@@ -6,11 +6,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ratio import schemas
 from ratio.build.reports import build_report
 from ratio.build.split import check_mode, random_split, split_key, split_pairs
-from ratio.config import ConfigError, SplitConfig
-from ratio.io import RatioError
+from ratio.core import schemas
+from ratio.core.config import ConfigError, SplitConfig
+from ratio.core.io import RatioError
 from tests.build.test_dedup import pair
 
 RANDOM = SplitConfig(mode="random", train_fraction=0.6, validation_fraction=0.2)

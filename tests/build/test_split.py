@@ -6,10 +6,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ratio import schemas
 from ratio.build.split import boundaries, check_leakage, parse_boundary, split_pairs
-from ratio.config import ConfigError, SplitConfig, load_config
-from ratio.run import candidate_id, query_id
+from ratio.core import schemas
+from ratio.core.config import ConfigError, SplitConfig, load_config
+from ratio.core.layout import candidate_id, query_id
 from tests.build.test_dedup import pair
 
 YEARS = SplitConfig(train_end="2023", validation_end="2024", test_end="2025")

@@ -7,10 +7,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ratio import schemas
-from ratio.config import load_config
+from ratio.core import schemas
+from ratio.core.config import load_config
+from ratio.core.layout import BenchmarkError, RunDir
 from ratio.evaluation.harness import EvaluationError, evaluate_systems
-from ratio.run import BenchmarkError, RunDir
 from tests.conftest import MODELS
 
 # (relation, query, gold) triples; the last specify query shares no word with its gold
@@ -363,7 +363,7 @@ fusion = "score"
 
 
 def test_setup_label_names_each_kind_in_the_papers_setup_column():
-    from ratio.config import SystemConfig
+    from ratio.core.config import SystemConfig
     from ratio.evaluation.harness import setup_label
 
     assert setup_label(SystemConfig(kind="bm25", ngram=2)) == "bigram"

@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from ratio.core.schemas import CANDIDATES, QRELS
 from ratio.evaluation.oracle import (
     OracleError,
     check_golds_in_pool,
@@ -14,7 +15,6 @@ from ratio.evaluation.oracle import (
     relation_pool,
 )
 from ratio.metrics import Qrels
-from ratio.schemas import CANDIDATES, QRELS
 
 
 @pytest.fixture()

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from ratio.core.io import RatioError
 from ratio.evaluation.overlap import StemmedTokenSets, jaccard, lexical_overlap, plot_overlap
-from ratio.io import RatioError
-from ratio.metrics import Qrels, Run
+from ratio.metrics import Qrels, Ranking
 
 
 def test_tokens_are_stemmed_without_stopwords() -> None:
@@ -37,7 +37,7 @@ def make_case():
         "g2": "grounding reduces hallucination",
         "e": "unrelated sentence about cooking",
     }
-    run = Run.from_dict(
+    run = Ranking.from_dict(
         {"q1": {"a": 3.0, "b": 2.0, "c": 1.0}, "q2": {"d": 2.0, "e": 1.0}, "q_extra": {"a": 1.0}}
     )
     qrels = Qrels.from_dict({"q1": {"g1": 1}, "q2": {"g2": 1}, "q_missing": {"a": 1}})

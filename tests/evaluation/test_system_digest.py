@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ratio.config import EvaluateConfig, RunConfig, SystemConfig
+from ratio.core.config import EvaluateConfig, RunConfig, SystemConfig
 from ratio.evaluation.harness import named_systems
 from ratio.retrieval.store import system_digest
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from ratio.core.io import RatioError
 from ratio.evaluation.tables import ResultsTable, metric_label, percent, results_table
-from ratio.io import RatioError
 
 M = {"recall@1": 0.130, "recall@10": 0.2734, "mrr@10": 0.17649, "mrr@100": 0.181}
 

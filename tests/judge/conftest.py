@@ -29,8 +29,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from ratio.io import write_parquet_atomic
-from ratio.schemas import CANDIDATES, QRELS, QUERIES
+from ratio.core.io import write_parquet_atomic
+from ratio.core.schemas import CANDIDATES, QRELS, QUERIES
 
 
 def shaped_answer(system: str, accept: bool) -> str:
@@ -341,7 +341,7 @@ def make_benchmark(build_out: Path) -> None:
 @pytest.fixture
 def bench_config(tmp_path):
     """A RunConfig whose build.out holds the tiny benchmark; judge output under tmp_path."""
-    from ratio.config import load_config
+    from ratio.core.config import load_config
 
     make_benchmark(tmp_path / "run")
     cfg_path = tmp_path / "ratio.toml"

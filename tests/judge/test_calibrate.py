@@ -15,7 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ratio.cli import app
-from ratio.io import RatioError
+from ratio.core.io import RatioError
+from ratio.core.records import RELATIONS
 from ratio.judge.agreement import (
     best_threshold,
     cohen_kappa,
@@ -25,7 +26,6 @@ from ratio.judge.agreement import (
 )
 from ratio.judge.annotate import ITEM_FIELDS
 from ratio.judge.calibrate import load_labels
-from ratio.records import RELATIONS
 
 FIELDS = [*ITEM_FIELDS, "annotator", "label"]
 

@@ -14,8 +14,8 @@ import urllib.request
 import pyarrow.parquet as pq
 import pytest
 
-from ratio.judge.runner import open_judge
-from ratio.run import RunDir
+from ratio.core.layout import RunDir
+from ratio.judge.llm.runner import open_judge
 from tests.judge.conftest import shaped_answer
 
 
@@ -77,10 +77,10 @@ def test_silver_keeps_pairs_both_prompts_accept(bench_config, fake_openai):
 
 
 def _write_runs(cfg, tmp_path):
-    from ratio.metrics import Run
+    from ratio.metrics import Ranking
     from ratio.metrics.trec import write_run
 
-    tuned = Run.from_dict(
+    tuned = Ranking.from_dict(
         {
             "qa1": {"ca1": 3.0, "cx1": 2.0, "cx3": 1.5, "cx2": 1.0},
             "qa2": {"cx2": 2.0, "ca2": 1.0},
@@ -89,7 +89,7 @@ def _write_runs(cfg, tmp_path):
         },
         name="tuned",
     )
-    base = Run.from_dict({q: {"cx2": 1.0} for q in ("qa1", "qa2", "qa3", "qa4")}, name="base")
+    base = Ranking.from_dict({q: {"cx2": 1.0} for q in ("qa1", "qa2", "qa3", "qa4")}, name="base")
     return write_run(tuned, tmp_path / "tuned.address.trec"), write_run(
         base, tmp_path / "base.address.trec"
     )
@@ -297,7 +297,7 @@ def test_cli_silver_and_topk(bench_config, fake_openai, tmp_path):
 def test_annotation_items_from_the_silver_sample_reuse_its_judgments(
     bench_config, fake_openai, tmp_path
 ):
-    from ratio.io import RatioError
+    from ratio.core.io import RatioError
     from ratio.judge.annotate import prepare_items, read_items
     from ratio.judge.calibrate import calibrate
     from ratio.judge.silver import build_silver

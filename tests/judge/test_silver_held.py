@@ -5,9 +5,9 @@ from __future__ import annotations
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ratio.io import write_parquet_atomic
+from ratio.core.io import write_parquet_atomic
+from ratio.core.layout import RunDir
 from ratio.judge.silver import build_silver
-from ratio.run import RunDir
 from tests.judge.test_pipeline import _judge
 
 

@@ -16,7 +16,7 @@ from ratio.judge.agreement import (
 from ratio.judge.anaphora import anaphora_table, has_anaphor
 from ratio.judge.pairwise import FIRST, SECOND, aggregate, verdict_system
 from ratio.judge.topk import judged_metrics, rank_biserial_mannwhitney, retriever_judge_agreement
-from ratio.metrics import Run
+from ratio.metrics import Ranking
 
 
 def test_cohen_kappa_and_binary_scores_match_sklearn():
@@ -101,7 +101,7 @@ def test_pairwise_counts_only_order_consistent_preferences():
 
 
 def test_judged_metrics_average_over_all_sampled_queries():
-    run = Run.from_dict({"q1": {"a": 3, "b": 2, "c": 1}, "q2": {"d": 2, "e": 1}})
+    run = Ranking.from_dict({"q1": {"a": 3, "b": 2, "c": 1}, "q2": {"d": 2, "e": 1}})
     m = judged_metrics(run, {"q1": {"a", "c"}}, ["q1", "q2"], 3)
     assert m["hit_rate@3"] == pytest.approx(0.5)
     assert m["precision@3"] == pytest.approx((2 / 3) / 2)

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from ratio.io import RatioError
+from ratio.core.io import RatioError
+from ratio.core.records import DISTRACTORS
 from ratio.lexicon import LEXICON_RELATIONS, LexiconError, load_lexicon
-from ratio.records import DISTRACTORS
 
 
 def _write(tmp_path: Path, text: str, name: str = "lex.tsv") -> Path:

@@ -8,13 +8,13 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from ratio.core.schemas import SENTENCES
 from ratio.lexicon import LexiconError, load_lexicon
 from ratio.lexicon.corpus import iter_pairs
 from ratio.lexicon.discover import apply_review, count_spans, discover, write_review
 from ratio.lexicon.expand import expand, parse_patterns
 from ratio.lexicon.extend import extend
 from ratio.lexicon.extend import write_candidates as write_extensions
-from ratio.schemas import SENTENCES
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL = REPO / "models" / "all-MiniLM-L6-v2"

@@ -3,11 +3,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ratio.metrics import Run, RunError
+from ratio.metrics import Ranking, RankingError
 from ratio.metrics.fusion import fuse, minmax, rrf_fuse, score_fuse
 
 
-def ranked(rows: list[list[tuple[str, float]]]) -> Run:
+def ranked(rows: list[list[tuple[str, float]]]) -> Ranking:
     """A run in the given order, as a retriever returns it (``-1``-padded rows)."""
     vocab = sorted({d for r in rows for d, _ in r})
     k = max(len(r) for r in rows)
@@ -16,7 +16,7 @@ def ranked(rows: list[list[tuple[str, float]]]) -> Run:
     for i, r in enumerate(rows):
         for j, (d, s) in enumerate(r):
             idx[i, j], scores[i, j] = vocab.index(d), s
-    return Run.from_ranked([str(i) for i in range(len(rows))], vocab, idx, scores)
+    return Ranking.from_ranked([str(i) for i in range(len(rows))], vocab, idx, scores)
 
 
 A = ranked([[("a", 9.0), ("b", 5.0), ("c", 1.0)]])
@@ -65,7 +65,7 @@ def test_ties_follow_each_runs_own_order_and_scores_are_float32():
 
 
 def test_fused_runs_must_rank_the_same_queries():
-    with pytest.raises(RunError, match="same queries"):
+    with pytest.raises(RankingError, match="same queries"):
         rrf_fuse([A, ranked([[("a", 1.0)], [("b", 1.0)]])], k=2)
-    with pytest.raises(RunError, match="fusion must be"):
+    with pytest.raises(RankingError, match="fusion must be"):
         fuse([A, B], 2, "max")

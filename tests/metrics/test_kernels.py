@@ -9,7 +9,7 @@ import pytest
 
 from ratio.metrics import (
     Qrels,
-    Run,
+    Ranking,
     average_precision,
     hit_rate,
     mrr,
@@ -47,7 +47,7 @@ def test_kernels_by_hand() -> None:
 
 def test_wrappers_return_per_query_arrays() -> None:
     qrels = Qrels.from_dict({"q0": {"b": 2, "d": 1, "z": 1}, "q1": {"y": 1}, "q2": {"n": 0}})
-    run = Run.from_dict(
+    run = Ranking.from_dict(
         {"q0": {"a": 5.0, "b": 4.0, "c": 3.0, "d": 2.0, "e": 1.0}, "q1": {"a": 1.0}}
     )
     assert recall(qrels, run, 5).tolist() == [2 / 3, 0]

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ratio.metrics import Qrels, Run, evaluate_per_query
+from ratio.metrics import Qrels, Ranking, evaluate_per_query
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 ranx = pytest.importorskip("ranx")
@@ -71,7 +71,7 @@ def ranx_per_query(qrels: dict, run: dict, k: int) -> dict[str, np.ndarray]:
 
 def ours(qrels: dict, run: dict, k: int):
     names = [f"{m}@{k}" for m in RANX]
-    pq = evaluate_per_query(Qrels.from_dict(qrels), Run.from_dict(run), names)
+    pq = evaluate_per_query(Qrels.from_dict(qrels), Ranking.from_dict(run), names)
     return {q: {m: pq.scores[f"{m}@{k}"][i] for m in RANX} for i, q in enumerate(pq.query_ids)}
 
 
@@ -97,7 +97,7 @@ def assert_matches_ranx(qrels: dict, run: dict, tie_free: bool) -> None:
         if tie_free
         else {
             q: {d: float(len(items) - i) for i, (d, _) in enumerate(items)}
-            for q, items in ((q, Run.from_dict(run).ranked(q)) for q in run)
+            for q, items in ((q, Ranking.from_dict(run).ranked(q)) for q in run)
         }
     )
     for k in KS:

@@ -7,14 +7,14 @@ import gzip
 import numpy as np
 import pytest
 
-from ratio.io import InputError
-from ratio.metrics import Qrels, Run, evaluate
+from ratio.core.io import InputError
+from ratio.metrics import Qrels, Ranking, evaluate
 from ratio.metrics.trec import read_qrels, read_run, write_qrels, write_run
 
 
 def test_run_roundtrip_is_exact(tmp_path) -> None:
     rng = np.random.default_rng(0)
-    run = Run.from_dict(
+    run = Ranking.from_dict(
         {
             f"q{i}": {f"d{j}": float(rng.normal()) for j in rng.choice(50, 20, replace=False)}
             for i in range(10)
@@ -44,7 +44,7 @@ def test_qrels_roundtrip_and_gzip(tmp_path) -> None:
 def test_evaluating_from_files_equals_from_dicts(tmp_path) -> None:
     qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
     run = {"q1": {"x": 2.0, "a": 1.0}, "q2": {"b": 3.0}}
-    r = read_run(write_run(Run.from_dict(run), tmp_path / "r"))
+    r = read_run(write_run(Ranking.from_dict(run), tmp_path / "r"))
     q = read_qrels(write_qrels(Qrels.from_dict(qrels), tmp_path / "q"))
     assert evaluate(q, r, ["mrr@10"]) == evaluate(qrels, run, ["mrr@10"]) == {"mrr@10": 0.75}
 
@@ -79,4 +79,4 @@ def test_malformed_qrels_lines(tmp_path) -> None:
 
 def test_whitespace_in_ids_is_rejected(tmp_path) -> None:
     with pytest.raises(ValueError, match="whitespace"):
-        write_run(Run.from_dict({"q 1": {"a": 1.0}}), tmp_path / "r")
+        write_run(Ranking.from_dict({"q 1": {"a": 1.0}}), tmp_path / "r")

@@ -114,7 +114,7 @@ def test_int8_is_close_to_fp32_and_cached_apart(in_exports, reference, tmp_path)
 
 @needs_minilm
 def test_the_config_picks_the_backend():
-    from ratio.config import SystemConfig
+    from ratio.core.config import SystemConfig
     from ratio.retrieval.base import RetrievalError, build_retriever
 
     system = SystemConfig(name="d", kind="dense", model="all-MiniLM-L6-v2", backend="onnx-int8")

@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from ratio.doctor import run_check
-from ratio.records import RELATIONS
+from ratio.cli.checks import run_check
+from ratio.core.records import RELATIONS
 from ratio.retrieval.dense import Encoder
 from ratio.retrieval.models import REPO_ROOT, SHIPPED_ALIAS, ModelNotFoundError, resolve_model
 from ratio.retrieval.shipped import CARD, RECORD, latest, load_shipped

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from ratio.config import SystemConfig
+from ratio.core.config import SystemConfig
 from ratio.retrieval.base import RetrievalError, build_retriever
 from ratio.retrieval.store import STORE_META, IndexStore, Pool, slug
 

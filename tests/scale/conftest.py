@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ratio.testing import first_lines, write_zst
+from ratio.corpus.slices import first_lines, write_zst
 from tests.conftest import NEURIPS
 
 # (source shard, papers): spread over the three years so every split gets rows.

@@ -21,11 +21,11 @@ import pytest
 
 from ratio.build import build
 from ratio.build.dedup import dedup_files, dedup_partitioned
-from ratio.config import IngestConfig, load_config
-from ratio.executors import ShardError, run_shards
-from ratio.ingest import ingest, ingest_shard
-from ratio.io import InputError
-from ratio.testing import first_lines, write_zst
+from ratio.core.config import IngestConfig, load_config
+from ratio.core.io import InputError
+from ratio.corpus.ingest import ingest, ingest_shard
+from ratio.corpus.slices import first_lines, write_zst
+from ratio.runner.executors import ShardError, map_shards
 from tests.conftest import NEURIPS, REPO_ROOT
 from tests.scale.conftest import tree_hashes, write_config
 
@@ -128,7 +128,7 @@ def test_shard_errors_are_collected_with_names(ray_cluster, neurips_available, t
     for ex in ("local", "ray"):
         got = []
         with pytest.raises(ShardError) as info:
-            for s in run_shards(ingest_shard, tasks, executor=ex, workers=2):
+            for s in map_shards(ingest_shard, tasks, executor=ex, workers=2):
                 got.append(s["shard"])
         assert got == ["good-2025"]
         assert sorted(info.value.failures) == ["gone-1.jsonl.zst", "gone-2.jsonl.zst"]

@@ -12,9 +12,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from ratio.config import load_config
+from ratio.core.config import load_config
+from ratio.core.layout import UNIFIED, RunDir
 from ratio.evaluation.harness import make_pool, sampled_queries
-from ratio.run import UNIFIED, RunDir
 from ratio.serve.engine import (
     MOVES,
     SearchEngine,

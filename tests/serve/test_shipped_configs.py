@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 import ratio
-from ratio.config import load_config
+from ratio.core.config import load_config
 from ratio.retrieval.models import OFFLINE_ENV
 from ratio.retrieval.shipped import latest
 from tests.serve.test_mcp import _payload, _session

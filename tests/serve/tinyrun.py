@@ -1,7 +1,7 @@
 """A tiny, real run directory for the serve tests: a few NeurIPS papers from the shared corpus.
 
 Sentences are split naively (blank-line paragraphs, blingfire sentences) so the
-fixture does not depend on the ingest stage; the files follow ``ratio.schemas``
+fixture does not depend on the ingest stage; the files follow ``ratio.core.schemas``
 exactly, which is all the serve engine reads.
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ratio import schemas
-from ratio.run import candidate_id
+from ratio.core import schemas
+from ratio.core.layout import candidate_id
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NEURIPS = REPO_ROOT.parent / "shared" / "corpora" / "neurips"

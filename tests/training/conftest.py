@@ -8,10 +8,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from ratio import schemas
-from ratio.config import load_config
-from ratio.io import write_parquet_atomic
-from ratio.run import candidate_id, query_id
+from ratio.core import schemas
+from ratio.core.config import load_config
+from ratio.core.io import write_parquet_atomic
+from ratio.core.layout import candidate_id, query_id
 from tests.conftest import MODELS
 
 STATIC = MODELS / "potion-mpnet-256"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ratio.run import RunDir
+from ratio.core.layout import RunDir
 from ratio.training.data import (
     TrainingError,
     mine_hard_negatives,

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ratio.config import SystemConfig
+from ratio.core.config import SystemConfig
+from ratio.core.records import RELATIONS
 from ratio.evaluation.harness import evaluate_systems, results_caption
-from ratio.records import RELATIONS
 from ratio.retrieval.models import resolve_model
 from ratio.retrieval.shipped import RECORD, ShippedModelError, latest, load_shipped, verify
 from ratio.training.export import export_model, write_card

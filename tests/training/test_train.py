@@ -7,8 +7,8 @@ import json
 import pytest
 from transformers import TrainerCallback
 
-from ratio.config import ConfigError, load_config
-from ratio.io import RatioError
+from ratio.core.config import ConfigError, load_config
+from ratio.core.io import RatioError
 from ratio.training.data import TrainingError
 from ratio.training.train import train
 from tests.training.conftest import make_config, write_benchmark

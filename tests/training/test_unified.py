@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-from ratio.config import SystemConfig
+from ratio.core.config import SystemConfig
+from ratio.core.layout import RunDir
+from ratio.core.records import RELATIONS
 from ratio.evaluation.harness import evaluate_systems
-from ratio.records import RELATIONS
 from ratio.retrieval.dense import DenseRetriever
 from ratio.retrieval.models import model_key
-from ratio.run import RunDir
 from ratio.training.data import INSTRUCTIONS
 from ratio.training.unified import compare, train_unified
 from ratio.training.validation import relation_metric

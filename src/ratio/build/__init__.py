@@ -1,4 +1,4 @@
-"""Benchmark build: mining, dedup, temporal split, leakage check, sampler, BEIR export, reports.
+"""Benchmark build: mining, dedup, temporal split, leakage check, BEIR export, reports.
 
 ``build(config)`` runs the cached pipeline (see :mod:`ratio.build.pipeline`); the
 pieces are importable on their own for notebooks and tests.
@@ -10,17 +10,13 @@ from ratio.build.dedup import dedup_files, dedup_table
 from ratio.build.export import export_beir, load_beir
 from ratio.build.mine import consecutive_pairs, marker_counts, mine_shard
 from ratio.build.pipeline import BuildResult, build, export
-from ratio.build.sample import allocate, stratified_sample
 from ratio.build.split import SPLITS, boundaries, check_leakage, split_pairs
-from ratio.run import candidate_id, query_id
 
 __all__ = [
     "SPLITS",
     "BuildResult",
-    "allocate",
     "boundaries",
     "build",
-    "candidate_id",
     "check_leakage",
     "consecutive_pairs",
     "dedup_files",
@@ -30,7 +26,5 @@ __all__ = [
     "load_beir",
     "marker_counts",
     "mine_shard",
-    "query_id",
     "split_pairs",
-    "stratified_sample",
 ]

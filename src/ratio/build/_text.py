@@ -1,8 +1,11 @@
-"""The Appendix B.1 text operations mining applies, from ``ratio.text.normalize``."""
+"""The Appendix B.1 text operations mining applies, from ``ratio.corpus.text.normalize``.
+
+Tested by tests/build/test_mine.py.
+"""
 
 from __future__ import annotations
 
-from ratio.text.normalize import clean_gold_prefix, match_form, strip_intro_clause, too_short
+from ratio.corpus.text.normalize import clean_gold_prefix, match_form, strip_intro_clause, too_short
 
 __all__ = ["capitalize_first", "clean_gold_prefix", "match_form", "strip_intro_clause", "too_short"]
 

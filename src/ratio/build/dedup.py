@@ -25,10 +25,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ratio import schemas
-from ratio.executors import run_shards
-from ratio.io import atomic_path
-from ratio.records import RELATIONS
+from ratio.core import schemas
+from ratio.core.io import atomic_path
+from ratio.core.records import RELATIONS
+from ratio.runner.executors import map_shards
 
 _COLS = ", ".join(schemas.PAIRS.names)
 _REL_LIST = ", ".join(f"'{r}'" for r in RELATIONS)
@@ -239,7 +239,7 @@ def dedup_partitioned(
     address: str = "",
     parts: int = 16,
 ) -> dict[str, int]:
-    """:func:`dedup_files` as a hash-partitioned map/reduce over ``run_shards`` (any executor).
+    """:func:`dedup_files` as a hash-partitioned map/reduce over ``map_shards`` (any executor).
 
     Writes the same ``out_path`` byte for byte; the buckets live under
     ``<out dir>/.shuffle`` and ``<out dir>/.parts`` only while it runs.
@@ -250,12 +250,12 @@ def dedup_partitioned(
         shutil.rmtree(d, ignore_errors=True)
     try:
         maps = [(str(p), str(shuffle), parts) for p in inputs]
-        for _ in run_shards(partition_shard, maps, executor, workers, address):
+        for _ in map_shards(partition_shard, maps, executor, workers, address):
             pass
         dirs = sorted(shuffle.glob("part=*"), key=lambda d: int(d.name.split("=")[1]))
         reduces = [(str(d), str(part_out / f"{d.name}.parquet")) for d in dirs]
         stats: Counter = Counter()
-        for s in run_shards(dedup_partition, reduces, executor, workers, address):
+        for s in map_shards(dedup_partition, reduces, executor, workers, address):
             stats.update({k: v for k, v in s.items() if k != "shard"})
         with spilling(threads, out.parent / ".duckdb-tmp") as con:
             src = _source_sql(con, [r[1] for r in reduces])

@@ -24,9 +24,9 @@ from pathlib import Path
 import orjson
 import pyarrow.parquet as pq
 
-from ratio.io import RatioError, atomic_path
-from ratio.records import RELATIONS
-from ratio.run import SPLITS, TABLES, BenchmarkDir
+from ratio.core.io import RatioError, atomic_path
+from ratio.core.layout import SPLITS, TABLES, BenchmarkDir
+from ratio.core.records import RELATIONS
 
 BATCH = 65_536
 

@@ -20,7 +20,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ratio import schemas
 from ratio.build._text import (
     capitalize_first,
     clean_gold_prefix,
@@ -29,11 +28,12 @@ from ratio.build._text import (
     too_short,
 )
 from ratio.build.validity import failed_rule
-from ratio.io import RatioError, write_parquet_atomic
+from ratio.core import schemas
+from ratio.core.io import RatioError, write_parquet_atomic
+from ratio.core.provenance import stamp
+from ratio.core.records import RELATIONS
 from ratio.lexicon import MarkerMatcher, load_lexicon
-from ratio.provenance import stamp
-from ratio.records import RELATIONS
-from ratio.stages import digest
+from ratio.runner.stages import digest
 
 _RELATIONS = frozenset(RELATIONS)
 

@@ -2,7 +2,7 @@
 
 Each stage only declares its *key* (its ``*_VERSION``, the config fields it reads, the
 lexicon version, its inputs' keys), its outputs and the function that makes them;
-:mod:`ratio.stages` runs or skips it (docs/architecture.md, "Build: a list of stages"). So a
+:mod:`ratio.runner.stages` runs or skips it (docs/architecture.md, "Build: a list of stages"). So a
 rerun with the same config does no work, and a lexicon edit re-mines every shard and reruns
 what depends on it, nothing else. Sentence shards are keyed by content hash, since ingest
 rewrites them on every run, memoized on (size, mtime) so unchanged files are not re-read.
@@ -19,20 +19,20 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from ratio import fs
 from ratio.build.dedup import dedup_files, dedup_partitioned
 from ratio.build.export import export_beir
 from ratio.build.mine import mine_file
 from ratio.build.reports import MINE_COUNTERS, write_reports
 from ratio.build.split import boundaries, check_mode, split_pairs, undated_error, write_datasets
 from ratio.build.split import split_key as split_fields
-from ratio.config import RunConfig
-from ratio.ingest import ingest
-from ratio.io import RatioError, write_text_atomic
+from ratio.core import storage
+from ratio.core.config import RunConfig
+from ratio.core.io import RatioError, write_text_atomic
+from ratio.core.layout import SPLITS, TABLES, RunDir
+from ratio.core.provenance import code_version, stamp
+from ratio.corpus.ingest import ingest
 from ratio.lexicon import Lexicon, load_lexicon
-from ratio.provenance import code_version, stamp
-from ratio.run import SPLITS, TABLES, RunDir
-from ratio.stages import (
+from ratio.runner.stages import (
     Shard,
     Stage,
     StageResult,
@@ -94,11 +94,11 @@ class _Build:
 def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
     """Run every stage that is out of date; see the module docstring for the cache rules."""
     t_start = time.perf_counter()
-    if fs.is_url(config.build.out):
+    if storage.is_url(config.build.out):
         raise RatioError(
             f"[build] out = {config.build.out!r}: the run directory must be a local or shared "
             "filesystem path (every Ray node must see it); corpus inputs may be s3://, gs:// "
-            "URLs. Publish a finished run with ratio.fs.sync(out, url)."
+            "URLs. Publish a finished run with ratio.core.storage.sync(out, url)."
         )
     run = RunDir.of(config)
     boundaries(config.split)  # a bad [split] fails before hours of mining
@@ -114,7 +114,7 @@ def build(config: RunConfig, progress: bool | None = None) -> BuildResult:
 
 
 def _ingest(b: _Build) -> StageResult:
-    """Papers → sentence shards (``ratio.ingest``, itself staged: per input shard, then
+    """Papers → sentence shards (``ratio.corpus.ingest``, itself staged: per input shard, then
     corpus-wide boilerplate removal)."""
     cfg = b.config
     if not cfg.corpus.inputs:
@@ -375,7 +375,7 @@ def fingerprint_files(paths: list[Path], memo_path: Path) -> dict[str, str]:
         st = p.stat()
         rec = memo.get(str(p))
         if not (rec and rec.get("size") == st.st_size and rec.get("mtime_ns") == st.st_mtime_ns):
-            rec = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": fs.sha256(p)}
+            rec = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": storage.sha256(p)}
         new_memo[str(p)] = rec
         out[p.name] = rec["sha256"]
     if new_memo != memo:

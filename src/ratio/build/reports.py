@@ -6,6 +6,8 @@
 * Table 6: the full split, with golds per relation and per distractor category.
 * ``build.md``: what each stage dropped (short, duplicate, leaked) and the final
   leakage count, which must be zero.
+
+Tested by tests/build/test_random_split.py, tests/build/test_pipeline.py.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ratio.build.validity import RULES
-from ratio.io import write_text_atomic
-from ratio.records import DISTRACTORS, RELATIONS
-from ratio.run import SPLITS, BenchmarkDir
+from ratio.core.io import write_text_atomic
+from ratio.core.layout import SPLITS, BenchmarkDir
+from ratio.core.records import DISTRACTORS, RELATIONS
 
 SOURCE_LABELS = {
     "manual": "Manual",
@@ -287,7 +289,7 @@ def write_reports(
     """Write ``table1.md``, ``table2.md``, ``table6.md``, ``build.md`` and ``markers.tsv``.
 
     ``mined`` is rows per marker straight out of mining; ``provenance`` (a
-    :func:`ratio.provenance.stamp`) goes into an HTML comment at the end of each Markdown file.
+    :func:`ratio.core.provenance.stamp`) goes into an HTML comment at the end of each Markdown file.
     """
     d = Path(reports_dir)
     fires = marker_fires(benchmark_dir)

@@ -9,7 +9,7 @@ train→test contamination (with year-only data, pick year boundaries).
 
 Each split gets queries (one per relation pair), one candidate pool shared by all relations
 (every gold and distractor, one row per distinct match form) and qrels; ids are the content
-hashes of :mod:`ratio.run`. Leakage: validation or test text (query or candidate, by match
+hashes of :mod:`ratio.core.layout`. Leakage: validation or test text (query or candidate, by match
 form) that occurs in an earlier split is dropped and counted, and the check is re-run on
 the output, which must report zero.
 
@@ -34,7 +34,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ratio import schemas
 from ratio.build._text import match_form
 from ratio.build.dedup import (
     _source_sql,
@@ -44,10 +43,10 @@ from ratio.build.dedup import (
     quote,
     spilling,
 )
-from ratio.config import ConfigError, SplitConfig
-from ratio.io import RatioError
-from ratio.records import RELATIONS
-from ratio.run import (
+from ratio.core import schemas
+from ratio.core.config import ConfigError, SplitConfig
+from ratio.core.io import RatioError
+from ratio.core.layout import (
     SPLITS,
     UNIT_HEX,
     BenchmarkDir,
@@ -56,6 +55,7 @@ from ratio.run import (
     paper_unit,
     query_id_sql,
 )
+from ratio.core.records import RELATIONS
 
 _CAND_COLS = ", ".join(schemas.CANDIDATES.names)
 _REL_LIST = ", ".join(f"'{r}'" for r in RELATIONS)

@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ratio.records import RELATIONS
+from ratio.core.records import RELATIONS
 
 _TERMINAL = ".!?"
 _CLOSERS = "\"')]}\u201d\u2019"

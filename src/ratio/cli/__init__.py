@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from ratio.io import RatioError
+from ratio.core.io import RatioError
 
 app = typer.Typer(
     name="ratio",

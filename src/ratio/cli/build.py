@@ -1,4 +1,7 @@
-"""``ratio build`` and ``ratio export beir``: thin wrappers over :mod:`ratio.build`."""
+"""``ratio build`` and ``ratio export beir``: thin wrappers over :mod:`ratio.build`.
+
+Tested by tests/build/test_pipeline.py, tests/test_behaviour.py.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +9,8 @@ from pathlib import Path
 
 import typer
 
-from ratio.config import load_config
-from ratio.run import RunDir
+from ratio.core.config import load_config
+from ratio.core.layout import RunDir
 
 
 def register(app: typer.Typer) -> None:

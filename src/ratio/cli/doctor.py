@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from ratio.doctor import CHECKS, run_all
+from ratio.cli.checks import CHECKS, run_all
 from ratio.retrieval.cpu import cpu_summary
 
 

@@ -1,4 +1,7 @@
-"""``ratio evaluate``: all systems x relations -> runs and tables."""
+"""``ratio evaluate``: all systems x relations -> runs and tables.
+
+Tested by tests/evaluation/test_harness.py, tests/test_behaviour.py.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +11,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import typer
 
-from ratio.config import RunConfig, load_config
-from ratio.run import HELD_SUFFIX, RunDir
+from ratio.core.config import RunConfig, load_config
+from ratio.core.layout import HELD_SUFFIX, RunDir
 
 
 def register(app: typer.Typer) -> None:

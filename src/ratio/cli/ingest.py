@@ -1,4 +1,7 @@
-"""`ratio ingest` and `ratio corpus stats`."""
+"""`ratio ingest` and `ratio corpus stats`.
+
+Tested by tests/test_own_corpus.py.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +10,8 @@ from pathlib import Path
 
 import typer
 
-from ratio.config import load_config
-from ratio.run import IngestDir, RunDir
+from ratio.core.config import load_config
+from ratio.core.layout import IngestDir, RunDir
 
 
 def register(app: typer.Typer) -> None:
@@ -48,9 +51,9 @@ def ingest_cmd(
     address: str = typer.Option("", "--address", help="Ray cluster address (executor ray)."),
 ) -> None:
     """Read papers, clean and segment them, and write sentence shards as Parquet."""
-    # lazy: ratio.ingest loads the readers and text pipeline (~0.5 s), not for --help
-    from ratio.ingest import ingest
-    from ratio.ingest_stats import stats_markdown
+    # lazy: ratio.corpus.ingest loads the readers and text pipeline (~0.5 s), not for --help
+    from ratio.corpus.ingest import ingest
+    from ratio.corpus.ingest_stats import stats_markdown
 
     cfg = load_config(config)
     inputs = (
@@ -96,8 +99,8 @@ def stats_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of Markdown."),
 ) -> None:
     """Report papers, sentences, per-year and per-section counts and drops by reason."""
-    # lazy: ratio.ingest loads the readers and text pipeline (~0.5 s), not for --help
-    from ratio.ingest_stats import corpus_stats, stats_markdown
+    # lazy: ratio.corpus.ingest loads the readers and text pipeline (~0.5 s), not for --help
+    from ratio.corpus.ingest_stats import corpus_stats, stats_markdown
 
     stats = corpus_stats(directory)
     typer.echo(json.dumps(stats, indent=1) if as_json else stats_markdown(stats))
@@ -106,7 +109,7 @@ def stats_cmd(
 def formats_cmd() -> None:
     """List the corpus formats Ratio can read."""
     # lazy: the readers package costs ~0.2 s that `ratio --help` need not pay
-    from ratio.readers import available_formats, get_reader
+    from ratio.corpus.readers import available_formats, get_reader
 
     for name in available_formats():
         r = get_reader(name)

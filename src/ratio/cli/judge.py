@@ -1,4 +1,7 @@
-"""``ratio judge ...``: LLM judging (silver set, calibration, top-k, pairwise, markers, annotation)."""
+"""``ratio judge ...``: LLM judging (silver set, calibration, top-k, pairwise, markers, annotation).
+
+Tested by tests/judge/test_pipeline.py, tests/judge/test_calibrate.py.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +10,9 @@ from pathlib import Path
 
 import typer
 
-from ratio.config import load_config
-from ratio.judge.runner import open_judge
-from ratio.run import RunDir
+from ratio.core.config import load_config
+from ratio.core.layout import RunDir
+from ratio.judge.llm.runner import open_judge
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,7 @@
-"""``ratio lexicon ...``: inspect the marker lexicon and run its construction tools."""
+"""``ratio lexicon ...``: inspect the marker lexicon and run its construction tools.
+
+Tested by tests/lexicon/test_tools.py.
+"""
 
 from __future__ import annotations
 

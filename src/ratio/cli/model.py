@@ -1,4 +1,7 @@
-"""``ratio model export | card | verify``: shipped move models under ``models/``."""
+"""``ratio model export | card | verify``: shipped move models under ``models/``.
+
+Tested by tests/training/test_export.py.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ def export_cmd(
 ) -> None:
     """Write a shipped model folder: weights, tokenizer, record, manifest and model card."""
     # lazy: the export reads safetensors through torch (~1.2 s), not for --help
-    from ratio.config import load_config
+    from ratio.core.config import load_config
     from ratio.retrieval.shipped import load_shipped
     from ratio.training.export import export_model
 

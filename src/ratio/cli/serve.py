@@ -2,6 +2,8 @@
 
 All three answer through the same :class:`~ratio.serve.engine.SearchEngine`, so a query
 typed at the terminal ranks exactly as the service and ``ratio.search`` rank it.
+
+Tested by tests/serve/test_cli.py.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from ratio.config import load_config
+from ratio.core.config import load_config
 
 
 def register(app: typer.Typer) -> None:

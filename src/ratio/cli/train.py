@@ -2,6 +2,8 @@
 
 Multi-GPU: ``accelerate launch $(which ratio) train --config ...`` or
 ``torchrun --nproc_per_node N $(which ratio) train --config ...`` (see ratio.training.train).
+
+Tested by tests/training/test_cli.py.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import typer
 
-from ratio.config import load_config
+from ratio.core.config import load_config
 
 
 def register(app: typer.Typer) -> None:

@@ -23,18 +23,18 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from ratio.config import RunConfig, SystemConfig
+from ratio.core.config import RunConfig, SystemConfig
+from ratio.core.io import RatioError, write_text_atomic
+from ratio.core.layout import HELD_SUFFIX, Benchmark, RunDir
+from ratio.core.provenance import stamp
+from ratio.core.records import RELATIONS
 from ratio.evaluation.oracle import check_golds_in_pool, filter_pool, relation_pool
 from ratio.evaluation.tables import results_table
-from ratio.io import RatioError, write_text_atomic
 from ratio.metrics import Qrels, evaluate
 from ratio.metrics.trec import write_run
-from ratio.provenance import stamp
-from ratio.records import RELATIONS
 from ratio.retrieval.models import resolve_model
 from ratio.retrieval.shipped import ShippedModel, card_summary, is_shipped, load_shipped
 from ratio.retrieval.store import IndexedPool, IndexStore, Pool, slug
-from ratio.run import HELD_SUFFIX, Benchmark, RunDir
 
 ORACLES = ("none", "relation", "golds")
 

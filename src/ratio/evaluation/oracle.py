@@ -17,8 +17,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ratio.io import RatioError
-from ratio.metrics.run import Qrels
+from ratio.core.io import RatioError
+from ratio.metrics.ranking import Qrels
 
 
 class OracleError(RatioError):

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ratio.io import RatioError, atomic_path
-from ratio.metrics.run import Qrels, Run
+from ratio.core.io import RatioError, atomic_path
+from ratio.metrics.ranking import Qrels, Ranking
 from ratio.retrieval.bm25 import Bm25Tokenizer
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
@@ -91,7 +91,7 @@ def texts_by_id(table: pa.Table, id_column: str, text_column: str = "text") -> d
 def lexical_overlap(
     query_texts: Mapping[str, str] | pa.Table,
     candidate_texts: Mapping[str, str] | pa.Table,
-    run: Run,
+    ranking: Ranking,
     qrels: Qrels,
     ks: Sequence[int] = DEFAULT_KS,
     tokenizer: StemmedTokenSets | None = None,
@@ -99,7 +99,7 @@ def lexical_overlap(
     """Query-candidate Jaccard over ranks ``1..max(ks)`` vs query-gold Jaccard.
 
     Texts are ``{id: text}`` mappings or QUERIES / CANDIDATES tables. Queries: those of
-    ``qrels`` with a relevant doc that ``run`` contains. A list shorter than ``k`` is
+    ``qrels`` with a relevant doc that ``ranking`` contains. A list shorter than ``k`` is
     averaged over what it has; the Spearman ρ pairs every (rank, Jaccard) of every query.
     """
     from scipy.stats import spearmanr
@@ -113,17 +113,17 @@ def lexical_overlap(
         raise RatioError(f"overlap ks must be positive integers, got {ks}")
     depth = ks[-1]
     tok = tokenizer or StemmedTokenSets()
-    run = run.in_trec_order()
-    qids = [q for q in qrels.evaluated_query_ids if q in run.row_of]
+    ranking = ranking.in_trec_order()
+    qids = [q for q in qrels.evaluated_query_ids if q in ranking.row_of]
     missing = [q for q in qids if q not in query_texts]
     if missing:
         raise RatioError(f"{len(missing)} evaluated queries have no text, e.g. {missing[0]!r}")
-    rows = np.asarray([run.row_of[q] for q in qids], dtype=np.int64)
-    ranked = run.indices[rows, :depth] if rows.size else np.zeros((0, 0), np.int32)
+    rows = np.asarray([ranking.row_of[q] for q in qids], dtype=np.int64)
+    ranked = ranking.indices[rows, :depth] if rows.size else np.zeros((0, 0), np.int32)
     needed = np.unique(ranked[ranked >= 0])
     golds = {q: [c for c, r in qrels.judged(q).items() if r >= 1] for q in qids}
     cand_ids = list(
-        dict.fromkeys([*run.vocab[needed].tolist(), *(c for g in golds.values() for c in g)])
+        dict.fromkeys([*ranking.vocab[needed].tolist(), *(c for g in golds.values() for c in g)])
     )
     absent = [c for c in cand_ids if c not in candidate_texts]
     if absent:
@@ -136,7 +136,7 @@ def lexical_overlap(
     for i, (q, qs) in enumerate(zip(qids, q_sets, strict=True)):
         for j, code in enumerate(ranked[i].tolist()):
             if code >= 0:
-                per_rank[i, j] = jaccard(qs, cand_sets[run.vocab[code]])
+                per_rank[i, j] = jaccard(qs, cand_sets[ranking.vocab[code]])
         if golds[q]:
             gold_pq[i] = float(np.mean([jaccard(qs, cand_sets[c]) for c in golds[q]]))
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ratio.io import RatioError, write_text_atomic
+from ratio.core.io import RatioError, write_text_atomic
 from ratio.metrics.evaluate import parse_metric
 
 PAPER_RELATIONS: tuple[str, ...] = ("specify", "address", "broaden")

@@ -1,4 +1,7 @@
-"""Agreement statistics for judge calibration: rater agreement, ROC AUC, CV thresholds."""
+"""Agreement statistics for judge calibration: rater agreement, ROC AUC, CV thresholds.
+
+Tested by tests/judge/test_stats.py, tests/judge/test_calibrate.py, tests/judge/test_audit.py.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 Does the judge accept pairs whose marker explicitly points back ("to address *this*
 issue") more often than pairs with a bare marker? A 2x2 table of (anaphor, accepted)
 and Fisher's exact test answer it per relation.
+
+Tested by tests/judge/test_stats.py.
 """
 
 from __future__ import annotations

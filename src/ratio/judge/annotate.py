@@ -2,6 +2,8 @@
 
 Each answer is appended to the labels CSV and flushed at once, so closing the tab loses
 nothing; reopening resumes at the first pair this annotator has not labelled.
+
+Tested by tests/judge/test_pipeline.py, tests/judge/test_calibration_labels.py.
 """
 
 from __future__ import annotations
@@ -16,12 +18,12 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ratio.build.sample import stratified_sample
-from ratio.config import RunConfig
+from ratio.core.config import RunConfig
+from ratio.core.io import RatioError, atomic_path
+from ratio.core.layout import RunDir
+from ratio.core.records import RELATIONS
+from ratio.core.sampling import stratified_sample
 from ratio.evaluation.overlap import texts_by_id
-from ratio.io import RatioError, atomic_path
-from ratio.records import RELATIONS
-from ratio.run import RunDir
 
 ITEM_FIELDS = ("item_id", "relation", "query_id", "candidate_id", "query", "marker", "candidate")
 LABEL_FIELDS = (*ITEM_FIELDS, "annotator", "label", "time")

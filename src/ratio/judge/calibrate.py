@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ratio.config import RunConfig
-from ratio.io import RatioError
+from ratio.core.config import RunConfig
+from ratio.core.io import RatioError
+from ratio.core.layout import RunDir
+from ratio.core.records import RELATIONS
 from ratio.judge.agreement import (
     best_threshold,
     cross_validated,
@@ -32,10 +34,8 @@ from ratio.judge.agreement import (
     stratified_folds,
 )
 from ratio.judge.annotate import ITEM_FIELDS, read_items
-from ratio.judge.prompts import candidates_for, silver_pair_text
-from ratio.judge.runner import Judge, Result, Shot, Task, write_report
-from ratio.records import RELATIONS
-from ratio.run import RunDir
+from ratio.judge.llm.prompts import candidates_for, silver_pair_text
+from ratio.judge.llm.runner import Judge, Result, Shot, Task, write_report
 
 LABEL_FIELDS = ("relation", "query_id", "candidate_id", "query", "marker", "candidate")
 Unit = tuple[str, str, str]  # relation, query id, candidate id

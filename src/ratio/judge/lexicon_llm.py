@@ -6,6 +6,8 @@ Appendix I.1 classifier grades them, and only strong-true ones (true, high confi
 holds in almost all contexts) go to ``lexicon-llm.tsv`` (``source = llm``), loadable
 with ``load_lexicon(extra=[path])``. Markers the base lexicon lists under any relation
 are left out, so the extra file can never contradict it.
+
+Tested by tests/judge/test_pipeline.py.
 """
 
 from __future__ import annotations
@@ -16,14 +18,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ratio.config import RunConfig
-from ratio.io import RatioError, write_text_atomic
-from ratio.judge.prompts import get_prompt
-from ratio.judge.runner import Judge, Task
+from ratio.core.config import RunConfig
+from ratio.core.io import RatioError, write_text_atomic
+from ratio.core.layout import RunDir
+from ratio.judge.llm.prompts import get_prompt
+from ratio.judge.llm.runner import Judge, Task
 from ratio.lexicon import load_lexicon
 from ratio.lexicon.model import Lexicon
 from ratio.lexicon.spans import normalize_marker
-from ratio.run import RunDir
 
 CLASSIFIED = ("address", "broaden")  # Appendix I.1: Specify markers were all expert-vetted
 DEFINITIONS = {

@@ -3,6 +3,8 @@
 Two systems' top-5 lists are shown as "List A" and "List B", never named. Every query is
 judged in both orders and a preference counts only when both orders pick the same
 system; the Slot-A rate (how often the first list wins) measures position bias.
+
+Tested by tests/judge/test_pipeline.py, tests/judge/test_stats.py.
 """
 
 from __future__ import annotations
@@ -14,16 +16,16 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ratio.build.sample import stratified_sample
-from ratio.config import RunConfig
+from ratio.core.config import RunConfig
+from ratio.core.io import RatioError, write_parquet_atomic
+from ratio.core.layout import RunDir
+from ratio.core.provenance import stamp
+from ratio.core.sampling import stratified_sample
 from ratio.evaluation.overlap import texts_by_id
-from ratio.io import RatioError, write_parquet_atomic
-from ratio.judge.prompts import get_prompt, numbered
-from ratio.judge.runner import Judge, Task, results_table, write_report
+from ratio.judge.llm.prompts import get_prompt, numbered
+from ratio.judge.llm.runner import Judge, Task, results_table, write_report
 from ratio.judge.topk import JudgedLists, load_judged_split, top_lists
 from ratio.metrics.trec import read_run
-from ratio.provenance import stamp
-from ratio.run import RunDir
 
 FIRST, SECOND = "first", "second"  # tags: which system was shown as List A
 

@@ -6,6 +6,8 @@ accepted). Test queries of ``needs_validation`` markers (``ratio.lexicon.tiers``
 out of ``test/queries.parquet``, are sampled and judged with the others: the silver set is
 the only way they enter a test set. It is written as a benchmark split whose candidate
 pool is the source split's, copied unchanged.
+
+Tested by tests/judge/test_pipeline.py, tests/judge/test_silver_held.py.
 """
 
 from __future__ import annotations
@@ -19,17 +21,17 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ratio.build.sample import stratified_sample
-from ratio.config import RunConfig
+from ratio.core.config import RunConfig
+from ratio.core.io import RatioError, atomic_path, write_parquet_atomic
+from ratio.core.layout import RunDir, SplitDir
+from ratio.core.provenance import stamp
+from ratio.core.records import RELATIONS
+from ratio.core.sampling import stratified_sample
+from ratio.core.schemas import QRELS, QUERIES
 from ratio.evaluation.overlap import texts_by_id
-from ratio.io import RatioError, atomic_path, write_parquet_atomic
 from ratio.judge.anaphora import anaphora_table
-from ratio.judge.prompts import Prompt, relation_prompts, silver_pair_text
-from ratio.judge.runner import Judge, Result, Task, results_table, write_report
-from ratio.provenance import stamp
-from ratio.records import RELATIONS
-from ratio.run import RunDir, SplitDir
-from ratio.schemas import QRELS, QUERIES
+from ratio.judge.llm.prompts import Prompt, relation_prompts, silver_pair_text
+from ratio.judge.llm.runner import Judge, Result, Task, results_table, write_report
 
 
 @dataclass

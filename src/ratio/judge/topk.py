@@ -4,6 +4,8 @@ Each (query, candidate) in a retriever's top 10 is judged by the relation's two 
 prompts (Appendix I.3) without the gold, the rank, the system or the other candidates.
 Hard agreement accepts a candidate when both prompts do, soft when either does; the
 accepted candidates are the relevance for the metrics.
+
+Tested by tests/judge/test_pipeline.py, tests/judge/test_stats.py.
 """
 
 from __future__ import annotations
@@ -19,16 +21,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ratio.build.sample import stratified_sample
-from ratio.config import RunConfig
+from ratio.core.config import RunConfig
+from ratio.core.io import RatioError, write_parquet_atomic
+from ratio.core.layout import SILVER, Benchmark, RunDir
+from ratio.core.provenance import stamp
+from ratio.core.sampling import stratified_sample
 from ratio.evaluation.overlap import StemmedTokenSets, jaccard, texts_by_id
-from ratio.io import RatioError, write_parquet_atomic
-from ratio.judge.prompts import relation_prompts
-from ratio.judge.runner import Judge, Result, Task, results_table, write_report
-from ratio.metrics import Qrels, Run, evaluate_per_query
+from ratio.judge.llm.prompts import relation_prompts
+from ratio.judge.llm.runner import Judge, Result, Task, results_table, write_report
+from ratio.metrics import Qrels, Ranking, evaluate_per_query
 from ratio.metrics.trec import read_run
-from ratio.provenance import stamp
-from ratio.run import SILVER, Benchmark, RunDir
 
 METRICS = ("hit_rate", "precision", "ndcg", "mrr", "map")
 MODES = ("hard", "soft", "p1", "p2")
@@ -39,7 +41,7 @@ def metric_names(k: int) -> list[str]:
 
 
 def judged_metrics(
-    run: Run, accepted: dict[str, set[str]], query_ids: Sequence[str], k: int
+    ranking: Ranking, accepted: dict[str, set[str]], query_ids: Sequence[str], k: int
 ) -> dict[str, float]:
     """Mean of each metric over ``query_ids``, relevance = accepted candidates.
 
@@ -52,12 +54,12 @@ def judged_metrics(
         return {m: float("nan") for m in names}
     if not rel:
         return {m: 0.0 for m in names}
-    per = evaluate_per_query(Qrels.from_dict(rel), run, names)
+    per = evaluate_per_query(Qrels.from_dict(rel), ranking, names)
     return {m: float(per.scores[m].sum()) / len(query_ids) for m in names}
 
 
-def top_lists(run: Run, query_ids: Sequence[str], k: int) -> dict[str, list[str]]:
-    return {q: [d for d, _ in run.ranked(q)[:k]] for q in query_ids if q in run.row_of}
+def top_lists(ranking: Ranking, query_ids: Sequence[str], k: int) -> dict[str, list[str]]:
+    return {q: [d for d, _ in ranking.ranked(q)[:k]] for q in query_ids if q in ranking.row_of}
 
 
 def accepted_sets(

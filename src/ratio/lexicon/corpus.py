@@ -3,6 +3,8 @@
 Tools see a corpus as a stream of ``(previous sentence | None, sentence)`` pairs,
 where "previous" is the sentence immediately before in the same paragraph
 (``sentence_idx`` differs by 1), so a span's examples show what it refers back to.
+
+Tested by tests/lexicon/test_tools.py.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from ratio.io import RatioError
+from ratio.core.io import RatioError
 
 Pair = tuple[str | None, str, str]  # (previous text, text, paper_id)
 SentenceSource = str | os.PathLike | Iterable[str]

@@ -4,6 +4,8 @@ Paper §4.1 "Manual curation": spans (≤ 7 words) are counted over all sentence
 and the top 400 are inspected with 15 random (previous, sentence) pairs each. This
 module produces exactly that review material (CSV + a static HTML page) and
 reads the reviewers' decisions back into a lexicon TSV (``apply_review``).
+
+Tested by tests/lexicon/test_tools.py.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ratio.io import atomic_path, write_text_atomic
+from ratio.core.io import atomic_path, write_text_atomic
 from ratio.lexicon.corpus import SentenceSource, iter_pairs
 from ratio.lexicon.model import LEXICON_RELATIONS, SOURCES, Lexicon, LexiconError, load_lexicon
 from ratio.lexicon.spans import leading_span, normalize_marker

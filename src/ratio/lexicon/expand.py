@@ -4,6 +4,8 @@ A template such as ``(in order) to [respond_problem] [dem] [problem]`` is filled
 from curated word lists; verbs and nouns are inflected with lemminflect and the
 demonstrative agrees in number with the noun after it ("this issue", "these
 issues"). Output is a lexicon-format TSV with ``source=pattern`` for validation.
+
+Tested by tests/lexicon/test_tools.py.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ Paper §4.1: for selected heads such as "to address", all extensions of at most
 five further words up to a comma were collected ("to address this potential
 bias,"). A bare head is not itself a marker (it is not anaphoric), so by default
 only extensions that refer back (this/these/the above/...) are proposed.
+
+Tested by tests/lexicon/test_tools.py.
 """
 
 from __future__ import annotations

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ratio.io import RatioError, write_text_atomic
+from ratio.core.io import RatioError, write_text_atomic
+from ratio.core.records import DISTRACTORS, RELATIONS
 from ratio.lexicon.spans import normalize_marker
 from ratio.lexicon.tiers import CORE, NEEDS_VALIDATION, TIERS_FILE, Tiers, load_tiers
-from ratio.records import DISTRACTORS, RELATIONS
 
 LEXICON_RELATIONS: tuple[str, ...] = RELATIONS + DISTRACTORS
 SOURCES: tuple[str, ...] = ("manual", "extendable", "llm", "pattern", "embedding")

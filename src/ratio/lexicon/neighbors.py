@@ -4,6 +4,8 @@ Paper Appendix A "Embedding discovery": sentence-initial comma-terminated phrase
 (≤ 5 words) are embedded and the ten nearest neighbours of each foundational
 marker become candidates for validation. The model is loaded from a local
 directory (offline); nothing is downloaded.
+
+Tested by tests/lexicon/test_tools.py.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ratio.io import RatioError
+from ratio.core.io import RatioError
 from ratio.lexicon.model import Lexicon, write_lexicon
 from ratio.lexicon.spans import normalize_marker
 from ratio.retrieval.models import quiet_offline_hf

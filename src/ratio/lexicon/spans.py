@@ -3,6 +3,8 @@
 A marker is a comma-delimited phrase that opens a sentence ("To address this
 issue, we ..."). Matcher, ``discover``, ``extend`` and ``neighbors`` must agree on
 what "the span" is, or a tool would propose markers the matcher can never fire.
+
+Tested by tests/lexicon/test_matcher.py.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ relation's target would pull the published test pairs under it. ``data/tiers.tsv
 by ``scripts/precision_audit.py tiers`` (its header states the settings), counting only audited
 pairs that still pass the mining validity rules (``ratio.build.validity``); a marker with too
 few audited pairs stays ``core``. A lexicon directory may carry its own ``tiers.tsv``.
+
+Tested by tests/build/test_precision_tiers.py, tests/judge/test_audit.py.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ratio.io import RatioError
+from ratio.core.io import RatioError
+from ratio.core.records import RELATIONS
 from ratio.lexicon.spans import normalize_marker
-from ratio.records import RELATIONS
 
 CORE = "core"
 NEEDS_VALIDATION = "needs_validation"

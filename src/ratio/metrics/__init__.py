@@ -1,7 +1,7 @@
-"""Retrieval metrics: compact runs, vectorised kernels, TREC IO and significance tests.
+"""Retrieval metrics: compact rankings, vectorised kernels, TREC IO and significance tests.
 
 Modelled on ranx: one module per metric, each with a numpy kernel in
-``_kernels`` and a typed wrapper ``metric(qrels, run, k) -> per-query array``;
+``_kernels`` and a typed wrapper ``metric(qrels, ranking, k) -> per-query array``;
 ``evaluate`` computes many metrics from a single alignment. Results equal
 pytrec_eval's and ranx's to 1e-9 (``tests/metrics/test_reference.py``).
 """
@@ -14,15 +14,15 @@ from ratio.metrics.map import average_precision
 from ratio.metrics.mrr import mrr
 from ratio.metrics.ndcg import ndcg
 from ratio.metrics.precision import precision
+from ratio.metrics.ranking import Qrels, Ranking, RankingError, Relevance, relevance_matrix
 from ratio.metrics.recall import recall
-from ratio.metrics.run import Qrels, Relevance, Run, RunError, relevance_matrix
 
 __all__ = [
     "PerQuery",
     "Qrels",
+    "Ranking",
+    "RankingError",
     "Relevance",
-    "Run",
-    "RunError",
     "average_precision",
     "evaluate",
     "evaluate_per_query",

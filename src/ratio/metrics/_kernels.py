@@ -3,6 +3,8 @@ at each rank, 0 for non-relevant or padding), one float64 score per query.
 
 Definitions follow trec_eval (``relevance_level`` 1: relevant when the level is >= 1),
 so the results equal pytrec_eval's to floating-point precision.
+
+Tested by tests/metrics/test_kernels.py.
 """
 
 from __future__ import annotations

@@ -1,14 +1,16 @@
-"""``evaluate``: many metrics from one alignment of a run to its qrels.
+"""``evaluate``: many metrics from one alignment of a ranking to its qrels.
 
 Metric names are ``name@k`` (``recall@10``, ``mrr@100``, ``ndcg@10``, ``map@10``,
 ``precision@10``, ``hit_rate@10``) or a bare ``name`` meaning "no cutoff" (the
-whole run depth; bare ``mrr`` is trec_eval's ``recip_rank``). Short aliases as
+whole ranking depth; bare ``mrr`` is trec_eval's ``recip_rank``). Short aliases as
 the paper writes them (``R@10``, ``M@10``, ``N@10``, ``P@10``, ``HR@10``) work too.
 
 Averaging: the mean is over queries in ``qrels`` with at least one relevant doc. A
-query in qrels that the run lacks scores 0 (pytrec_eval and ranx would drop it and
+query in qrels that the ranking lacks scores 0 (pytrec_eval and ranx would drop it and
 inflate the mean). Queries with no relevant doc are skipped (pytrec_eval and ranx keep
-such a query, scoring 0, when the run contains it). Run queries absent from qrels are ignored.
+such a query, scoring 0, when the run contains it). Ranked queries absent from qrels are ignored.
+
+Tested by tests/metrics/test_ranking.py, tests/metrics/test_reference.py.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from ratio.metrics.map import average_precision_from_relevance
 from ratio.metrics.mrr import mrr_from_relevance
 from ratio.metrics.ndcg import ndcg_from_relevance
 from ratio.metrics.precision import precision_from_relevance
+from ratio.metrics.ranking import Qrels, Ranking, RankingError, Relevance, relevance_matrix
 from ratio.metrics.recall import recall_from_relevance
-from ratio.metrics.run import Qrels, Relevance, Run, RunError, relevance_matrix
 
 METRICS: dict[str, Callable[[Relevance, int], np.ndarray]] = {
     "recall": recall_from_relevance,
@@ -58,13 +60,13 @@ def parse_metric(spec: str) -> tuple[str, int | None]:
     """``"R@10"`` -> ``("recall", 10)``; ``"mrr"`` -> ``("mrr", None)``."""
     m = _NAME.match(spec)
     if not m:
-        raise RunError(f"cannot parse metric {spec!r}; expected name@k, e.g. 'mrr@10'")
+        raise RankingError(f"cannot parse metric {spec!r}; expected name@k, e.g. 'mrr@10'")
     name = ALIASES.get(m.group(1).lower(), m.group(1).lower())
     if name not in METRICS:
-        raise RunError(f"unknown metric {spec!r}; known: {', '.join(sorted(METRICS))}")
+        raise RankingError(f"unknown metric {spec!r}; known: {', '.join(sorted(METRICS))}")
     k = int(m.group(2)) if m.group(2) is not None else None
     if k is not None and k < 1:
-        raise RunError(f"metric {spec!r}: cutoff must be >= 1")
+        raise RankingError(f"metric {spec!r}: cutoff must be >= 1")
     return name, k
 
 
@@ -81,12 +83,12 @@ class PerQuery:
 
 def evaluate_per_query(
     qrels: Qrels | Mapping[str, Mapping[str, int]],
-    run: Run | Mapping[str, Mapping[str, float]],
+    ranking: Ranking | Mapping[str, Mapping[str, float]],
     metrics: Sequence[str] | str,
 ) -> PerQuery:
     """Per-query scores for every metric, from one relevance matrix at the largest cutoff."""
     q = qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels)
-    r = run if isinstance(run, Run) else Run.from_dict(run)
+    r = ranking if isinstance(ranking, Ranking) else Ranking.from_dict(ranking)
     specs = [metrics] if isinstance(metrics, str) else list(metrics)
     parsed = [parse_metric(s) for s in specs]
     depth = max([k if k is not None else max(r.depth, 1) for _, k in parsed] + [1])
@@ -100,8 +102,8 @@ def evaluate_per_query(
 
 def evaluate(
     qrels: Qrels | Mapping[str, Mapping[str, int]],
-    run: Run | Mapping[str, Mapping[str, float]],
+    ranking: Ranking | Mapping[str, Mapping[str, float]],
     metrics: Sequence[str] | str = ("recall@1", "recall@10", "mrr@10", "mrr@100"),
 ) -> dict[str, float]:
     """Mean of each metric over the evaluated queries (see module docstring)."""
-    return evaluate_per_query(qrels, run, metrics).mean()
+    return evaluate_per_query(qrels, ranking, metrics).mean()

@@ -3,6 +3,8 @@
 Sum of precision@r over relevant ranks r <= k, divided by the number of
 relevant docs in qrels (not by min(k, n_rel)), so a query with more relevant
 docs than ``k`` cannot reach 1.
+
+Tested by tests/metrics/test_kernels.py, tests/metrics/test_reference.py.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ratio.metrics._kernels import average_precision_kernel
-from ratio.metrics.run import Relevance, per_query
+from ratio.metrics.ranking import Relevance, per_query
 
 
 def average_precision_from_relevance(rel: Relevance, k: int) -> np.ndarray:

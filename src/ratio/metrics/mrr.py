@@ -1,7 +1,9 @@
 """MRR@k: Reciprocal rank of the first relevant doc, 0 if none is in the top ``k`` (paper Eq. 6).
 
-trec_eval's ``recip_rank`` has no cutoff: it equals ``mrr(qrels, run.truncate(k), k)``
-only when computed on a run truncated to ``k``; ranx's ``mrr@k`` is the same as ours.
+trec_eval's ``recip_rank`` has no cutoff: it equals ``mrr(qrels, ranking.truncate(k), k)``
+only when computed on a ranking truncated to ``k``; ranx's ``mrr@k`` is the same as ours.
+
+Tested by tests/metrics/test_kernels.py, tests/metrics/test_reference.py.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ratio.metrics._kernels import reciprocal_rank_kernel
-from ratio.metrics.run import Relevance, per_query
+from ratio.metrics.ranking import Relevance, per_query
 
 
 def mrr_from_relevance(rel: Relevance, k: int) -> np.ndarray:

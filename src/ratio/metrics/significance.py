@@ -51,7 +51,7 @@ def randomization_test(
 def paired_scores(a: PerQuery, b: PerQuery, metric: str) -> tuple[np.ndarray, np.ndarray]:
     """Per-query ``metric`` of two systems aligned by query id.
 
-    Both must cover the same queries (evaluate both runs against the same qrels);
+    Both must cover the same queries (evaluate both rankings against the same qrels);
     a mismatch raises rather than silently testing different query sets.
     """
     if set(a.query_ids) != set(b.query_ids):

@@ -1,8 +1,10 @@
 """TREC run and qrels files, the lingua franca of IR evaluation tools.
 
+"Run" is the TREC format's own name (so ``write_run``/``read_run``); in memory it is a ``Ranking``.
+
 Run lines are ``qid Q0 docid rank score tag``; qrels lines are
 ``qid iter docid relevance``. Reading streams plain, ``.gz`` or ``.zst`` files via
-:func:`ratio.io.iter_lines` and raises :class:`ratio.io.InputError` naming the
+:func:`ratio.core.io.iter_lines` and raises :class:`ratio.core.io.InputError` naming the
 file and line of the first malformed line. Writing is atomic, and scores are
 written with ``repr`` so a run round-trips bit-exactly. trec_eval ignores the
 rank column (it re-sorts by score), and so does :func:`read_run`.
@@ -16,8 +18,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from ratio.io import InputError, atomic_path, iter_lines, line_error
-from ratio.metrics.run import Qrels, Run
+from ratio.core.io import InputError, atomic_path, iter_lines, line_error
+from ratio.metrics.ranking import Qrels, Ranking
 
 T = TypeVar("T")
 
@@ -29,17 +31,17 @@ def _check_id(kind: str, value: str) -> None:
         )
 
 
-def write_run(run: Run, path: str | os.PathLike, tag: str | None = None) -> Path:
-    """Write ``run`` as a TREC run file (ranks in trec_eval's order); ``tag`` defaults to
-    ``run.name``."""
-    run = run.in_trec_order()
-    tag = tag or run.name
+def write_run(ranking: Ranking, path: str | os.PathLike, tag: str | None = None) -> Path:
+    """Write ``ranking`` as a TREC run file (ranks in trec_eval's order); ``tag`` defaults to
+    ``ranking.name``."""
+    ranking = ranking.in_trec_order()
+    tag = tag or ranking.name
     _check_id("tag", tag)
     target = Path(path)
     with atomic_path(target) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        for q in run.query_ids:
+        for q in ranking.query_ids:
             _check_id("query id", q)
-            for rank, (doc, score) in enumerate(run.ranked(q), 1):
+            for rank, (doc, score) in enumerate(ranking.ranked(q), 1):
                 _check_id("doc id", doc)
                 fh.write(f"{q} Q0 {doc} {rank} {score!r} {tag}\n")
     return target
@@ -73,8 +75,8 @@ def _parse(
         raise _error(path, lineno, f"{field} {value!r} is not {kind}") from None
 
 
-def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
-    """Read a TREC run file into a :class:`Run` (``name`` defaults to the file's tag)."""
+def read_run(path: str | os.PathLike, name: str | None = None) -> Ranking:
+    """Read a TREC run file into a :class:`Ranking` (``name`` defaults to the file's tag)."""
     run: dict[str, dict[str, float]] = {}
     tag: str | None = None
     for lineno, parts in _trec_lines(path, "qid Q0 docid rank score tag"):
@@ -87,7 +89,7 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
         if doc in docs:
             raise _error(path, lineno, f"doc {doc!r} listed twice for query {qid!r}")
         docs[doc] = score
-    return Run.from_dict(run, name=name or tag or Path(path).name)
+    return Ranking.from_dict(run, name=name or tag or Path(path).name)
 
 
 def write_qrels(qrels: Qrels, path: str | os.PathLike) -> Path:

@@ -4,6 +4,8 @@ share a query term (bm25s's own kernel heaps over every document).
 
 Compiled with ``cache=True`` so the JIT cost is paid once per machine, not once
 per process as with bm25s's numba backend. Ties rank the lower document index first.
+
+Tested by tests/retrieval/test_bm25.py.
 """
 
 from __future__ import annotations

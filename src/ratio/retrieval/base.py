@@ -2,6 +2,8 @@
 
 An index is saved to a directory that reloads memory-mapped, so a process reuses it instead
 of rebuilding it (see :mod:`ratio.retrieval.store`).
+
+Tested by tests/retrieval/test_bm25.py, tests/retrieval/test_dense.py.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ratio.io import RatioError
-from ratio.metrics.run import Run
+from ratio.core.io import RatioError
+from ratio.metrics.ranking import Ranking
 
 META_FILE = "retriever.json"
 
@@ -50,9 +52,9 @@ class Retriever(ABC):
     def index(self, ids: list[str], texts: list[str]) -> None: ...
 
     @abstractmethod
-    def search(self, queries: list[str], k: int, query_ids: Sequence[str] | None = None) -> Run:
+    def search(self, queries: list[str], k: int, query_ids: Sequence[str] | None = None) -> Ranking:
         """Each query's top ``k`` candidates, best first, ties in the retriever's own order;
-        ``query_ids`` name the run's rows (default ``"0"``, ``"1"``, ...)."""
+        ``query_ids`` name the ranking's rows (default ``"0"``, ``"1"``, ...)."""
 
     @abstractmethod
     def params(self) -> dict[str, Any]:
@@ -88,10 +90,12 @@ class Retriever(ABC):
         self.doc_ids = np.asarray(ids, dtype=str)
         self.fingerprint = pool_fingerprint(ids, texts)
 
-    def _run(self, idx: np.ndarray, scores: np.ndarray, query_ids: Sequence[str] | None) -> Run:
-        """The run of a search: ``idx`` are pool positions per query, best first, ``-1`` padding."""
+    def _ranking(
+        self, idx: np.ndarray, scores: np.ndarray, query_ids: Sequence[str] | None
+    ) -> Ranking:
+        """The ranking of a search: ``idx`` are pool positions per query, best first, ``-1`` padding."""
         qids = [str(i) for i in range(len(idx))] if query_ids is None else list(query_ids)
-        return Run.from_ranked(qids, self.doc_ids, idx, scores, name=self.name)
+        return Ranking.from_ranked(qids, self.doc_ids, idx, scores, name=self.name)
 
     def _check_indexed(self) -> None:
         if not self.n_docs:
@@ -177,7 +181,7 @@ _FACTORIES: dict[str, Callable[..., Retriever]] = {}
 
 def register_retriever(kind: str, factory: Callable[..., Retriever] | None = None):
     """Register a retriever class (its ``load``) and a factory ``(system, *, cache_dir)``
-    building it from a SystemConfig (a hybrid is not a retriever: the store fuses runs)."""
+    building it from a SystemConfig (a hybrid is not a retriever: the store fuses rankings)."""
 
     def deco(klass: type[Retriever]) -> type[Retriever]:
         klass.kind = kind

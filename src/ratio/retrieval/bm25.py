@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ratio.metrics.run import Run
+from ratio.metrics.ranking import Ranking
 from ratio.retrieval.base import RetrievalError, Retriever, register_retriever, top_k_rows
 
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
@@ -159,14 +159,14 @@ class BM25Retriever(Retriever):
         matrix = self._token_matrix(self.tokenizer.tokenize(queries))
         return np.asarray((matrix @ self._term_matrix()).todense())
 
-    def search(self, queries: list[str], k: int, query_ids: Sequence[str] | None = None) -> Run:
+    def search(self, queries: list[str], k: int, query_ids: Sequence[str] | None = None) -> Ranking:
         """Top-k candidates per query; candidates sharing no term with a query are left out
         (their ranking would be arbitrary), so a list may be shorter than ``k``."""
         return self.search_tokens(self.tokenizer.tokenize(queries), k, query_ids)
 
     def search_tokens(
         self, token_lists: list[list[str]], k: int, query_ids: Sequence[str] | None = None
-    ) -> Run:
+    ) -> Ranking:
         """:meth:`search` on already tokenized queries."""
         self._check_indexed()
         k = self._top_k(k)
@@ -181,12 +181,12 @@ class BM25Retriever(Retriever):
             keep = res.scores > 0
             scores = res.scores.astype(np.float32, copy=False)
             scores[~keep] = -np.inf
-            return self._run(np.where(keep, res.documents, -1), scores, query_ids)
+            return self._ranking(np.where(keep, res.documents, -1), scores, query_ids)
         if n and k and backend == "numba":
             idx, scores = self._top_numba(token_lists, k)
         else:
             idx, scores = self._top_sparse(token_lists, k)
-        return self._run(idx, scores, query_ids)
+        return self._ranking(idx, scores, query_ids)
 
     def _top_sparse(self, token_lists: list[list[str]], k: int) -> tuple[np.ndarray, np.ndarray]:
         """The numba-free path: batched sparse products, then a dense top-k per row."""

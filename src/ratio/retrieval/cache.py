@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ratio.io import atomic_path, write_text_atomic
+from ratio.core.io import atomic_path, write_text_atomic
 
 KEY_BYTES = 16
 

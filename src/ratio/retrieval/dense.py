@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ratio.metrics.run import Run
+from ratio.metrics.ranking import Ranking
 from ratio.retrieval.base import RetrievalError, Retriever, register_retriever
 from ratio.retrieval.cache import EmbeddingCache
 from ratio.retrieval.exported import (
@@ -294,7 +294,7 @@ class DenseRetriever(Retriever):
         k: int,
         query_ids: Sequence[str] | None = None,
         query_prefix: str | None = None,
-    ) -> Run:
+    ) -> Ranking:
         """``query_prefix`` replaces the prefix setup's for these queries (an instruction)."""
         import faiss
 
@@ -311,7 +311,7 @@ class DenseRetriever(Retriever):
         valid = idx >= 0  # HNSW may return fewer than k
         scores = scores.astype(np.float32, copy=False)
         scores[~valid] = -np.inf
-        return self._run(np.where(valid, idx, -1), scores, query_ids)
+        return self._ranking(np.where(valid, idx, -1), scores, query_ids)
 
     def _save(self, directory: Path) -> None:
         import faiss

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ratio.io import RatioError
+from ratio.core.io import RatioError
 from ratio.retrieval.cpu import cpu_info, int8_reduce_range
 from ratio.retrieval.models import REPO_ROOT
 

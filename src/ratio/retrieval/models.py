@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from ratio.io import RatioError
+from ratio.core.io import RatioError
 from ratio.retrieval.shipped import RECORD, is_shipped, latest, verify
 
 REPO_ROOT = Path(__file__).resolve().parents[3]

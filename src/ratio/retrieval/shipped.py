@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ratio.fs import sha256
-from ratio.io import RatioError
-from ratio.records import RELATIONS
+from ratio.core.io import RatioError
+from ratio.core.records import RELATIONS
+from ratio.core.storage import sha256
 
 RECORD = "ratio-model.json"  # the record beside the weights
 CARD = "README.md"  # the model card

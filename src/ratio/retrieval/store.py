@@ -1,7 +1,7 @@
 """The search path: a named system's index over a candidate pool, and its ranked list.
 
 ``ratio evaluate``, ``ratio train-compare`` and the search service all rank through an
-:class:`IndexStore`. A system is a :class:`~ratio.config.SystemConfig`: BM25, dense, a hybrid
+:class:`IndexStore`. A system is a :class:`~ratio.core.config.SystemConfig`: BM25, dense, a hybrid
 fusing other named systems, or an instructed view of one dense system (its index, queries read
 with another prefix: a unified model serves every move from one index).
 
@@ -26,10 +26,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
-from ratio.config import SystemConfig
-from ratio.io import RatioError, write_text_atomic
+from ratio.core.config import SystemConfig
+from ratio.core.io import RatioError, write_text_atomic
 from ratio.metrics.fusion import fuse
-from ratio.metrics.run import Run
+from ratio.metrics.ranking import Ranking
 from ratio.retrieval.base import (
     RetrievalError,
     Retriever,
@@ -166,7 +166,7 @@ class IndexStore:
         k: int,
         query_ids: Sequence[str] | None = None,
         _path: tuple[str, ...] = (),
-    ) -> Run:
+    ) -> Ranking:
         """System ``name``'s top ``k`` candidates of ``pool`` for each query, in its own order."""
         s = self.system(name)
         if s.kind == "hybrid":

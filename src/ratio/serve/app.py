@@ -28,7 +28,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ratio import __version__
-from ratio.io import RatioError
+from ratio.core.io import RatioError
 from ratio.retrieval.dense import available_cores
 from ratio.serve.engine import (
     BLANK,

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ratio.config import RunConfig, SystemConfig, load_config
-from ratio.records import RELATIONS
+from ratio.core.config import RunConfig, SystemConfig, load_config
+from ratio.core.layout import RunDir
+from ratio.core.records import RELATIONS
 from ratio.retrieval.store import IndexStore, slug
-from ratio.run import RunDir
 from ratio.serve.pool import PoolFile, ServeError, pool_spec, prepare_pool
 from ratio.serve.trained import (
     TrainedModel,

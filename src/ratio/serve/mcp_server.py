@@ -3,6 +3,8 @@
 
 Run ``ratio mcp --config FILE`` (or ``python -m ratio.serve.mcp_server --config FILE``)
 and register that command with an MCP client; see docs/serve.md.
+
+Tested by tests/serve/test_mcp.py.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ratio.io import RatioError
+from ratio.core.io import RatioError
 from ratio.serve.engine import MAX_K, MAX_QUERY_CHARS, MOVES, SearchEngine
 
 INSTRUCTIONS = (

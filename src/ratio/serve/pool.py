@@ -2,9 +2,11 @@
 
 A pool is a built benchmark's candidate pool(s), an explicit candidates file, or an ingested
 sentence collection, joined with paper metadata and sentence context into one Arrow IPC file
-(:data:`ratio.schemas.POOL`) with sorted-id and filter arrays beside it, so a request maps ids
+(:data:`ratio.core.schemas.POOL`) with sorted-id and filter arrays beside it, so a request maps ids
 to rows with a binary search over memory-mapped arrays and never scans Parquet. The file is
 rebuilt only when an input file changes (path, size or mtime).
+
+Tested by tests/serve/test_engine.py.
 """
 
 from __future__ import annotations
@@ -25,12 +27,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ratio.config import RunConfig
+from ratio.core.config import RunConfig
+from ratio.core.io import RatioError, atomic_path, write_text_atomic
+from ratio.core.layout import RunDir, ServePoolDir, SplitDir, candidate_id
+from ratio.core.schemas import POOL
 from ratio.evaluation.harness import sub_pool_ids
-from ratio.io import RatioError, atomic_path, write_text_atomic
 from ratio.retrieval.base import pool_fingerprint
-from ratio.run import RunDir, ServePoolDir, SplitDir, candidate_id
-from ratio.schemas import POOL
 
 POOL_VERSION = "2"  # bump when the pool file's columns or their derivation change
 SOURCES = ("benchmark", "sentences")

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ratio.config import RunConfig
-from ratio.records import RELATIONS
+from ratio.core.config import RunConfig
+from ratio.core.layout import UNIFIED, RunDir
+from ratio.core.records import RELATIONS
 from ratio.retrieval.models import PREFIX_SETUPS, models_dirs
 from ratio.retrieval.shipped import ShippedModelError, latest, load_shipped
-from ratio.run import UNIFIED, RunDir
-from ratio.stages import read_json
+from ratio.runner.stages import read_json
 from ratio.training.data import unified_prefixes
 from ratio.training.train import TRAINING_META
 from ratio.training.validation import PRIMARY, relation_metric

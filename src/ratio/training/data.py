@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ratio.core.io import RatioError
+from ratio.core.layout import Benchmark
+from ratio.core.records import RELATIONS
 from ratio.evaluation.harness import sub_pool
-from ratio.io import RatioError
-from ratio.records import RELATIONS
 from ratio.retrieval.bm25 import BM25Retriever
 from ratio.retrieval.models import PREFIX_SETUPS, ModelSpec, prefixes
-from ratio.run import Benchmark
 
 
 class TrainingError(RatioError):

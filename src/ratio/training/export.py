@@ -19,10 +19,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ratio.config import RunConfig, load_config
-from ratio.io import RatioError, write_text_atomic
-from ratio.provenance import code_version
-from ratio.records import RELATIONS
+from ratio.core.config import RunConfig, load_config
+from ratio.core.io import RatioError, write_text_atomic
+from ratio.core.layout import UNIFIED, RunDir
+from ratio.core.provenance import code_version
+from ratio.core.records import RELATIONS
 from ratio.retrieval.cpu import cpu_summary
 from ratio.retrieval.models import resolve_model
 from ratio.retrieval.shipped import (
@@ -38,7 +39,6 @@ from ratio.retrieval.shipped import (
     read_record,
     test_tables,
 )
-from ratio.run import UNIFIED, RunDir
 from ratio.training.data import training_pairs
 from ratio.training.train import TRAINING_META
 from ratio.training.validation import PRIMARY, relation_metric

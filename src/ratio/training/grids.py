@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-from ratio.io import RatioError
-from ratio.records import RELATIONS
-from ratio.run import UNIFIED
+from ratio.core.io import RatioError
+from ratio.core.layout import UNIFIED
+from ratio.core.records import RELATIONS
 
 
 class GridError(RatioError):

@@ -28,14 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ratio.config import RunConfig
-from ratio.io import write_text_atomic
-from ratio.provenance import code_version, stamp
-from ratio.records import RELATIONS
+from ratio.core.config import RunConfig
+from ratio.core.io import write_text_atomic
+from ratio.core.layout import UNIFIED, ModelsDir, RunDir
+from ratio.core.provenance import code_version, stamp
+from ratio.core.records import RELATIONS
 from ratio.retrieval.cpu import cpu_summary
 from ratio.retrieval.dense import available_cores
 from ratio.retrieval.models import is_static, quiet_offline_hf, resolve_model
-from ratio.run import UNIFIED, ModelsDir, RunDir
 from ratio.training.data import (
     EvalSet,
     PairSet,

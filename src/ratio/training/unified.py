@@ -15,7 +15,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ratio.config import RunConfig, SystemConfig
+from ratio.core.config import RunConfig, SystemConfig
+from ratio.core.io import write_text_atomic
+from ratio.core.layout import UNIFIED, RunDir
+from ratio.core.provenance import stamp
+from ratio.core.records import RELATIONS
 from ratio.evaluation.harness import (
     EvaluationResults,
     index_store,
@@ -25,15 +29,11 @@ from ratio.evaluation.harness import (
     write_results,
 )
 from ratio.evaluation.overlap import OverlapResult, lexical_overlap, plot_overlap
-from ratio.io import write_text_atomic
-from ratio.metrics import Qrels, Run
+from ratio.metrics import Qrels, Ranking
 from ratio.metrics.evaluate import evaluate_per_query
 from ratio.metrics.significance import paired_scores, randomization_test
-from ratio.provenance import stamp
-from ratio.records import RELATIONS
 from ratio.retrieval.models import models_dirs, prefixes, resolve_model
 from ratio.retrieval.shipped import latest, load_shipped
-from ratio.run import UNIFIED, RunDir
 from ratio.training.data import (
     TrainingError,
     relation_pairs,
@@ -185,7 +185,7 @@ def compare(
     rows: list[dict[str, Any]] = []
     timings: dict[str, float] = {}
     per_query: dict[tuple[str, str], Any] = {}
-    ranked: dict[tuple[str, str], Run] = {}  # each system's own order, for the overlap plot
+    ranked: dict[tuple[str, str], Ranking] = {}  # each system's own order, for the overlap plot
 
     def add_row(system, kind, model, setup, rel, name: str, qp_, dp_):
         qids, texts, qrels = per_rel[rel]
