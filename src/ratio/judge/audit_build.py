@@ -223,7 +223,8 @@ def calibration_set(passes: Sequence[tuple[Path, str]], run: Path) -> Calibratio
     if len(set(names)) != len(names):
         raise SystemExit(f"annotator names must differ: {', '.join(names)}")
     numbered = [(path, name, read_labelled_lines(path)) for path, name in passes]
-    golds = benchmark_golds(run, (r.get("query_id") for _, _, rows in numbered for _, r in rows))
+    qids = {r.get("query_id") for _, _, rows in numbered for _, r in rows}
+    golds = benchmark_golds(run, (str(q) for q in qids if q is not None))
     out = CalibrationSet([], [])
     items: dict[str, dict] = {}
     first_seen: dict[str, tuple[dict, str]] = {}  # query id -> (audit row, "file:line")
