@@ -125,6 +125,25 @@ def test_moves_returns_all_three(engine):
     assert all(len(r["results"]) == 3 for r in out["moves"].values())
 
 
+def test_moves_ranks_once_with_a_move_agnostic_retriever(engine, monkeypatch):
+    calls: list[str] = []
+    rank = engine.store.rank
+
+    def counted(name, *args, **kwargs):
+        calls.append(name)
+        return rank(name, *args, **kwargs)
+
+    monkeypatch.setattr(engine.store, "rank", counted)
+    query = "one-run privacy auditing of machine learning"
+    out = engine.moves(query, k=3, retriever="bm25")
+    assert calls == ["bm25"]  # one ranking serves the three moves
+    first = [h["candidate_id"] for h in out["moves"]["address"]["results"]]
+    assert all([h["candidate_id"] for h in r["results"]] == first for r in out["moves"].values())
+    assert first == [
+        h["candidate_id"] for h in engine.search(query, "specify", 3, "bm25")["results"]
+    ]
+
+
 def test_concurrent_searches_match_sequential(engine):
     queries = [r["text"] for r in engine.pool.rows(list(range(0, 120, 6)))]
     want = [[h["candidate_id"] for h in engine.search(q, "address", 5)["results"]] for q in queries]

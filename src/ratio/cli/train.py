@@ -71,8 +71,8 @@ def compare_cmd(
         None,
         "--system",
         "-s",
-        help="bm25, baseline, specialists, unified, hybrid, shipped (repeatable; default all "
-        "but shipped)",
+        help="bm25, baseline, trained (each move's specialist), unified, hybrid, shipped: the "
+        "service's retriever names (repeatable; default all but shipped)",
     ),
     shipped: Path = typer.Option(
         None, "--shipped", help="the shipped model folder (default: the newest under models/)"

@@ -34,7 +34,7 @@ from ratio.metrics import Qrels, evaluate
 from ratio.metrics.trec import write_run
 from ratio.retrieval.models import resolve_model
 from ratio.retrieval.shipped import ShippedModel, card_summary, is_shipped, load_shipped
-from ratio.retrieval.store import IndexedPool, IndexStore, Pool, slug
+from ratio.retrieval.store import IndexedPool, IndexStore, Pool, per_move, slug
 
 ORACLES = ("none", "relation", "golds")
 
@@ -196,7 +196,10 @@ def _per_move(store: IndexStore, s: SystemConfig, relation: str) -> str:
         return s.name
     instruction = shipped.instructions[relation]
     view = SystemConfig(
-        name=f"{s.name}@{relation}", kind="instructed", components=[s.name], instruction=instruction
+        name=per_move(s.name, relation),
+        kind="instructed",
+        components=[s.name],
+        instruction=instruction,
     )
     return store.define(view)
 

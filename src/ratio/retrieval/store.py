@@ -46,6 +46,14 @@ STORE_META = "harness.json"  # next to a saved index: the system digest and pool
 COMPOSITE = ("hybrid", "instructed")  # kinds that rank with other systems' indexes
 
 
+def per_move(system: str, move: str) -> str:
+    """The store name of ``system`` as it ranks for one ``move`` (``trained@specify``).
+
+    ``ratio evaluate``, ``ratio train-compare`` and the service all name per-move systems so,
+    and the service reports the same names, so one name means one ranking everywhere."""
+    return f"{system}@{move}"
+
+
 class IndexedPool(Protocol):
     """What the store needs of a candidate pool: a name for its folder, its content
     fingerprint, and its rows (read only when an index is built)."""

@@ -19,7 +19,7 @@ import numpy as np
 from ratio.core.config import RunConfig, SystemConfig, load_config
 from ratio.core.layout import RunDir
 from ratio.core.records import RELATIONS
-from ratio.retrieval.store import IndexStore, slug
+from ratio.retrieval.store import IndexStore, per_move, slug
 from ratio.serve.pool import PoolFile, ServeError, pool_spec, prepare_pool
 from ratio.serve.trained import (
     TrainedModel,
@@ -212,7 +212,7 @@ class SearchEngine:
         name = name or AUTO
         if name == AUTO:
             name = self.auto_choice(move)
-        if name == f"baseline@{move}":
+        if name == per_move("baseline", move):
             t = self._baseline_of(move)
             if t is None:
                 raise UnknownRetrieverError(f"no trained model for move {move!r} names its base")
@@ -226,7 +226,7 @@ class SearchEngine:
                 )
             t = self.trained[move]
             return "trained", self.store.define(
-                self._dense(f"trained@{move}", str(t.path), t.prefix)
+                self._dense(per_move("trained", move), str(t.path), t.prefix)
             )
         if name in ("unified", "shipped"):
             return name, self._instructed(name, move)
@@ -234,7 +234,7 @@ class SearchEngine:
             choice = self.auto_choice(move)
             dense = choice if choice in ("trained", "unified", "shipped") else "dense"
             parts = [self.resolve(c, move, _depth + 1)[1] for c in ("bm25", dense)]
-            hybrid = SystemConfig(name=f"hybrid@{move}", kind="hybrid", components=parts)
+            hybrid = SystemConfig(name=per_move("hybrid", move), kind="hybrid", components=parts)
             return "hybrid", self.store.define(hybrid)
         system = self.systems.get(name)
         if system is None:
@@ -245,10 +245,10 @@ class SearchEngine:
             parts = [self.resolve(c, move, _depth + 1)[1] for c in system.components]
             if len(parts) < 2:
                 raise ServeError(f"hybrid system {name!r} needs at least two components")
-            per_move = SystemConfig(
-                name=f"{name}@{move}", kind="hybrid", components=parts, fusion=system.fusion
+            fused = SystemConfig(
+                name=per_move(name, move), kind="hybrid", components=parts, fusion=system.fusion
             )
-            return name, self.store.define(per_move)
+            return name, self.store.define(fused)
         return name, name
 
     def _dense(self, name: str, model: str, prefix: str) -> SystemConfig:
@@ -279,7 +279,7 @@ class SearchEngine:
         leaf = t.name or kind
         self.store.define(self._dense(leaf, str(t.path), t.prefix))
         view = SystemConfig(
-            name=f"{kind}@{move}",
+            name=per_move(kind, move),
             kind="instructed",
             components=[leaf],
             instruction=t.instruction,
@@ -305,7 +305,7 @@ class SearchEngine:
             return "bm25" if self.default == AUTO else self.default
         choice = validation_winner(*records)
         if choice == "baseline":
-            return f"baseline@{move}" if self._baseline_of(move) else "bm25"
+            return per_move("baseline", move) if self._baseline_of(move) else "bm25"
         return choice
 
     def effective_name(self, name: str | None, move: str) -> str:
@@ -331,6 +331,7 @@ class SearchEngine:
         year_max: int | None = None,
         venue: str | None = None,
         exclude_paper: str | None = None,
+        _memo: dict | None = None,
     ) -> dict[str, Any]:
         """Top-k candidates for one query and move, after filters, with provenance and context."""
         t0 = time.perf_counter()
@@ -343,7 +344,25 @@ class SearchEngine:
             # client that states a valid schema request should get a valid answer
             note = f"year_min ({year_min}) > year_max ({year_max}): no year matches"
             return self._response(query, move, k, (name, system), [], t0, note)
-        filtered = any(v not in (None, "") for v in (year_min, year_max, venue, exclude_paper))
+        filters = {"year_min": year_min, "year_max": year_max, "venue": venue}
+        filters["exclude_paper"] = exclude_paper
+        results = [
+            {**hit, "retriever": name} for hit in self._ranked(system, query, k, filters, _memo)
+        ]
+        return self._response(query, move, k, (name, system), results, t0)
+
+    def _ranked(
+        self, system: str, query: str, k: int, filters: dict[str, Any], memo: dict | None
+    ) -> list[dict[str, Any]]:
+        """The top ``k`` pool rows ``system`` ranks for ``query`` that pass ``filters``. A
+        filter drops hits, so the store is asked for more (4x, then 4x again) until ``k`` pass
+        or the pool is exhausted. ``memo`` keeps the hits per system for one request, so
+        :meth:`moves` encodes and ranks a query once per model, not once per move."""
+        if memo is not None and system in memo:
+            return memo[system]
+        year_min, year_max = filters["year_min"], filters["year_max"]
+        venue, exclude_paper = filters["venue"], filters["exclude_paper"]
+        filtered = any(v not in (None, "") for v in filters.values())
         n = self.pool.n
         fetch = min(n, k if not filtered else max(4 * k, 50))
         _single_query_threads()  # OpenMP settings are per thread: set in this one
@@ -360,17 +379,18 @@ class SearchEngine:
                 break
             fetch = min(n, fetch * 4)
         hits = zip(self.pool.rows(rows_k[:k]), scores_k[:k], strict=True)
-        results = [
+        out = [
             {
                 "rank": rank,
                 **{c: row[c] for c in HIT_COLUMNS},
                 "context": {"prev": row["prev"], "next": row["next"]},
                 "score": float(score) if np.isfinite(score) else 0.0,
-                "retriever": name,
             }
             for rank, (row, score) in enumerate(hits, 1)
         ]
-        return self._response(query, move, k, (name, system), results, t0)
+        if memo is not None:
+            memo[system] = out
+        return out
 
     def _response(self, query, move, k, choice, results, t0, note=None) -> dict[str, Any]:
         name, system = choice
@@ -392,7 +412,8 @@ class SearchEngine:
     def moves(self, query: str, k: int = 10, retriever: str | None = None, **filters) -> dict:
         """The three moves side by side for one query."""
         t0 = time.perf_counter()
-        out = {m: self.search(query, m, k, retriever, **filters) for m in MOVES}
+        memo: dict[str, list[dict[str, Any]]] = {}  # a move-agnostic retriever ranks once
+        out = {m: self.search(query, m, k, retriever, **filters, _memo=memo) for m in MOVES}
         return {
             "query": self._check_query(query),
             "k": k,

@@ -34,6 +34,7 @@ from ratio.metrics.evaluate import evaluate_per_query
 from ratio.metrics.significance import paired_scores, randomization_test
 from ratio.retrieval.models import models_dirs, prefixes, resolve_model
 from ratio.retrieval.shipped import latest, load_shipped
+from ratio.retrieval.store import per_move
 from ratio.training.data import (
     TrainingError,
     relation_pairs,
@@ -45,8 +46,10 @@ from ratio.training.train import train
 from ratio.training.validation import METRICS
 
 DEPTH = 100  # every system ranks this deep (the table's largest k)
-COMPARED = ("bm25", "baseline", "specialists", "unified", "hybrid", "shipped")
+# the service's retriever names (``ratio serve``'s ``trained`` is each move's specialist)
+COMPARED = ("bm25", "baseline", "trained", "unified", "hybrid", "shipped")
 DEFAULT_SYSTEMS = COMPARED[:-1]  # a shipped model is compared when asked for
+ALIASES = {"specialists": "trained"}  # the name before the service's was adopted
 
 
 def train_unified(config: RunConfig, *, progress: bool = True, callbacks=()) -> dict[str, Any]:
@@ -92,6 +95,7 @@ def compare(
     (shared with ``ratio evaluate``), fusion, metrics and tables are the harness's.
     """
     tc = config.train
+    systems = tuple(ALIASES.get(s, s) for s in systems)
     unknown = sorted(set(systems) - set(COMPARED))
     if unknown:
         raise TrainingError(
@@ -133,8 +137,11 @@ def compare(
         run_dir, split, {bm25.name: bm25, baseline.name: baseline}, progress=progress
     )
 
-    def trained(leaf: str, model: Path, queries: dict[str, str]) -> dict[str, tuple[str, str]]:
-        """``{relation: (instructed view of the model's index ``leaf``, query prefix)}``. Its
+    def trained(
+        leaf: str, kind: str, model: Path, queries: dict[str, str]
+    ) -> dict[str, tuple[str, str]]:
+        """``{relation: (instructed view of the model's index ``leaf``, query prefix)}``, each
+        view named as the service names retriever ``kind`` for that move. Its
         documents must get the prefix training gave them (``dp``): a fine-tune is not in the
         registry, so its ``recommended`` prefix is empty."""
         got = prefixes(resolve_model(str(model))[1], tc.prefix)[1]
@@ -144,7 +151,7 @@ def compare(
                 f"{tc.prefix!r} of {tc.base_model}), but its index would prefix {got!r}"
             )
         store.define(SystemConfig(name=leaf, kind="dense", model=str(model), prefix=tc.prefix))
-        views = {r: (f"{leaf}@{r}", q) for r, q in queries.items()}
+        views = {r: (per_move(kind, r), q) for r, q in queries.items()}
         for view, q in views.values():
             store.define(SystemConfig(view, kind="instructed", components=[leaf], instruction=q))
         return views
@@ -157,11 +164,11 @@ def compare(
         plan.append(
             (f"{tc.prefix}-Baseline", tc.base_model, {r: (baseline.name, qp) for r in relations})
         )
-    if "specialists" in systems:
+    if "trained" in systems:
         for rel in specialists or relations:
             d = models.best(rel)
             if (d / "modules.json").is_file():
-                views = trained(f"trained-{rel}", d, {rel: qp})
+                views = trained(f"specialist-{rel}", "trained", d, {rel: qp})
                 tuned[rel] = views[rel][0]
                 plan.append((f"{tc.prefix}-Tuned", str(d), views))
             else:
@@ -172,12 +179,12 @@ def compare(
             skipped.append("shipped: no models/ratio-moves-*-v<N> folder")
         else:
             s = load_shipped(folder)
-            views = trained(s.name, s.path, {r: s.instructions[r] for r in relations})
+            views = trained(s.name, "shipped", s.path, {r: s.instructions[r] for r in relations})
             plan.append((s.name, str(s.path), views))
     if "unified" in systems:
         d = models.best(UNIFIED)
         if (d / "modules.json").is_file():
-            views = trained(UNIFIED, d, {r: uni[r] for r in relations})
+            views = trained(UNIFIED, "unified", d, {r: uni[r] for r in relations})
             plan.append((f"{tc.prefix}-Unified ({tc.unified_instruction})", str(d), views))
         else:
             skipped.append(f"unified: no model at {d}")
@@ -213,9 +220,9 @@ def compare(
         for rel in relations:
             add_row("BM25-unigram", "bm25", "", "BM25", rel, bm25.name, "", "")
         timings["BM25"] = time.perf_counter() - t0
-    for setup, model, per_move in plan:
+    for setup, model, views_of in plan:
         t0 = time.perf_counter()
-        for rel, (name, prefix) in per_move.items():
+        for rel, (name, prefix) in views_of.items():
             add_row(base_name, "dense", model, setup, rel, name, prefix, dp)
         timings[f"{setup}:{model}"] = time.perf_counter() - t0
     if "hybrid" in systems and "bm25" in systems:
@@ -223,7 +230,7 @@ def compare(
             if rel in tuned:  # RRF of BM25 and the move's specialist, each ranked 100 deep
                 parts = [bm25.name, tuned[rel]]
                 name = store.define(
-                    SystemConfig(name=f"hybrid@{rel}", kind="hybrid", components=parts)
+                    SystemConfig(name=per_move("hybrid", rel), kind="hybrid", components=parts)
                 )
                 add_row(base_name, "hybrid", "", "RRF(BM25, Tuned)", rel, name, "", dp)
     # paired randomization tests of each row's per-query MRR@10 against BM25 and the baseline
