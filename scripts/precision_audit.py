@@ -12,9 +12,10 @@ compared with the build, and the estimated precision of the test queries still p
 ``calibration`` turns labelled passes over one sample (two independent passes and their
 adjudication) into the items and labels CSVs ``ratio judge calibrate`` reads: one item per
 audited pair, its gold as the candidate (ids and texts from the build), one label row per
-pass and pair. See docs/precision-audit.md. The library code is ``ratio.judge.audit`` (sample,
-score, agree, tiers) and ``ratio.judge.audit_build`` (impact, calibration); this is their
-command line.
+pass and pair. See docs/precision-audit.md; the readers of a sample label it by
+docs/annotation-guideline.md (``sample`` says so when it writes one). The library code is
+``ratio.judge.audit`` (sample, score, agree, tiers) and ``ratio.judge.audit_build`` (impact,
+calibration); this is their command line.
 
     .venv/bin/python scripts/precision_audit.py sample --run runs/neurips --n 50 --seed 7 --out F
     .venv/bin/python scripts/precision_audit.py sample --split test --include-pending ... # raw test
@@ -53,6 +54,7 @@ from ratio.judge.audit import (
     load_pairs,
     marker_precision,
     read_labelled,
+    reading_instructions,
     score,
     tiers_markdown,
 )
@@ -191,6 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for row in sample:
                 fh.write(json.dumps({k: row[k] for k in FIELDS}, ensure_ascii=False) + "\n")
         print(f"wrote {len(sample)} pairs to {args.out}: {Counter(r['relation'] for r in sample)}")
+        print(reading_instructions(), file=sys.stderr)
         return 0
     print(format_report(score(read_labelled(args.file))))
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -13,14 +14,18 @@ import pytest
 from ratio.core.records import RELATIONS
 from ratio.judge.agreement import cohen_kappa
 from ratio.judge.audit import (
+    FAILURE_KINDS,
+    GUIDELINE,
     SPLITS,
     agreement,
     distinct_labelled,
     draw_sample,
+    failure_kind,
     format_tiers,
     load_pairs,
     marker_precision,
     read_labelled,
+    reading_instructions,
     score,
     wilson_interval,
 )
@@ -370,3 +375,94 @@ def test_label_classifier_cues_name_the_audited_failure_signs() -> None:
     assert deferral[1] and deferral[8] and not plain[1] and not plain[8]
     assert lc.surface("This is shown in Section 3.")[4:8:3] == [True, True]
     assert plain[3] and not plain[4]
+
+
+def _guideline_sections() -> dict[str, str]:
+    """docs/annotation-guideline.md split at its ``## `` headings: title -> body."""
+    text = (REPO_ROOT / GUIDELINE).read_text(encoding="utf-8")
+    parts = re.split(r"^## (.+)$", text, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_guideline_lists_exactly_the_failure_kinds() -> None:
+    """The guideline's "Labels and failure kinds" table and ``FAILURE_KINDS`` name the same
+    codes per relation, in the same (decision-procedure) order; every relation has codes."""
+    table = _guideline_sections()["Labels and failure kinds"]
+    rows = re.findall(r"^\| (\w+) \| `(\w+)` \|", table, flags=re.M)
+    listed: dict[str, tuple[str, ...]] = {}
+    for rel, code in rows:
+        listed[rel] = (*listed.get(rel, ()), code)
+    assert listed == FAILURE_KINDS
+    assert set(FAILURE_KINDS) == set(RELATIONS)
+    for codes in FAILURE_KINDS.values():
+        assert len(set(codes)) == len(codes)
+
+
+def test_guideline_examples_use_their_relations_codes_and_illustrate_each() -> None:
+    """Every "**Invalid — `code`**" verdict in a relation's section is one of its codes, and
+    each code of each relation is the verdict of at least one real example."""
+    sections = _guideline_sections()
+    used: dict[str, set[str]] = {rel: set() for rel in RELATIONS}
+    verdict = re.compile(r"\*\*Invalid — `(\w+)`\*\*")
+    for rel in RELATIONS:
+        codes = set(verdict.findall(sections[rel.capitalize()]))
+        assert codes <= set(FAILURE_KINDS[rel]), (rel, codes - set(FAILURE_KINDS[rel]))
+        used[rel] |= codes
+    # the text-artifact examples mix relations: a round example's relation is its audit row's
+    artifacts = set(verdict.findall(sections["Text artifacts"]))
+    assert artifacts <= {c for codes in FAILURE_KINDS.values() for c in codes}
+    for bullet in re.split(r"\n\* ", sections["Text artifacts"]):
+        qid = re.search(r"Round \d (q[0-9a-f]{16})", bullet)
+        code = verdict.search(bullet)
+        if qid and code:
+            rows = [
+                r
+                for f in sorted((REPO_ROOT / "tests/data").glob("precision_audit*.jsonl"))
+                for r in _rows(f)
+                if r["query_id"] == qid.group(1)
+            ]
+            assert rows, qid.group(1)
+            assert code.group(1) in FAILURE_KINDS[rows[0]["relation"]], qid.group(1)
+            used[rows[0]["relation"]].add(code.group(1))
+    assert used == {rel: set(codes) for rel, codes in FAILURE_KINDS.items()}
+
+
+def test_failure_kind_reads_the_code_a_note_starts_with() -> None:
+    assert failure_kind("address", "vague_gold: names no mechanism") == "vague_gold"
+    assert failure_kind("specify", "adjudicated (B): setup_or_deferral: only the setup") == (
+        "setup_or_deferral"
+    )
+    assert failure_kind("broaden", "lost_math:") == "lost_math"
+    # a code of another relation, a note from before the codes, a valid pair's note
+    assert failure_kind("address", "inverse: more general") is None
+    assert failure_kind("broaden", "sibling point: another open question") is None
+    assert failure_kind("specify", "text artifact (relation holds): lost hyphen") is None
+    assert failure_kind("specify", "") is None
+
+
+def test_sample_tells_its_readers_the_guideline_and_codes(tmp_path: Path, capsys) -> None:
+    """``sample`` writes the pairs and tells the readers how to label them."""
+    text = reading_instructions()
+    assert GUIDELINE in text and (REPO_ROOT / GUIDELINE).is_file()
+    assert all(code in text for codes in FAILURE_KINDS.values() for code in codes)
+    import pyarrow as pa_
+    import pyarrow.parquet as pq
+
+    d = tmp_path / "benchmark" / "test"
+    d.mkdir(parents=True)
+    q = {
+        "query_id": "q1",
+        "text": "q",
+        "relation": "address",
+        "marker": "m",
+        "paper_id": "p",
+        "gold_id": "g1",
+    }
+    pq.write_table(pa_.Table.from_pylist([q]), d / "queries.parquet")
+    pq.write_table(
+        pa_.Table.from_pylist([{"candidate_id": "g1", "text": "g"}]), d / "candidates.parquet"
+    )
+    out = tmp_path / "sample.jsonl"
+    assert pa.main(["sample", "--run", str(tmp_path), "--out", str(out)]) == 0
+    assert [r["query_id"] for r in _rows(out)] == ["q1"]
+    assert capsys.readouterr().err.strip() == text

@@ -1,7 +1,8 @@
 """A local annotation page for the human labels calibration needs (keyboard: y / n / s).
 
 Each answer is appended to the labels CSV and flushed at once, so closing the tab loses
-nothing; reopening resumes at the first pair this annotator has not labelled.
+nothing; reopening resumes at the first pair this annotator has not labelled. The page points the
+annotator to the labelling criteria, docs/annotation-guideline.md.
 
 Tested by tests/judge/test_pipeline.py, tests/judge/test_calibration_labels.py.
 """

@@ -8,6 +8,8 @@ live here, where tests call them and the shipped tiers can be checked against th
 ``scripts/precision_audit.py`` is only their command line. Everything here needs the labelled
 JSONL files alone (and, to draw a sample, a build's splits); what reads a built benchmark to
 judge a tiers file or make a calibration set is in ``ratio.judge.audit_build``.
+
+Readers label the pairs by docs/annotation-guideline.md; :data:`FAILURE_KINDS` are its codes.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -31,6 +34,53 @@ from ratio.lexicon.tiers import CORE, NEEDS_VALIDATION, format_thresholds
 SPLITS = ("train", "validation", "test")
 DEFAULT_MIN_AUDITED = 10  # fewer audited pairs than this are no evidence about a marker
 FIELDS = ("query_id", "relation", "marker", "query", "gold", "paper_id", "split", "label", "note")
+
+GUIDELINE = "docs/annotation-guideline.md"
+# The primary failure kind of an invalid pair, per relation, in the order of the guideline's
+# decision procedure (the first question a pair fails names it). The guideline's "Labels and
+# failure kinds" table lists the same codes; a test keeps the two equal. An invalid pair's
+# note starts with its code: "vague_gold: ...", or "adjudicated (A): vague_gold: ...".
+FAILURE_KINDS: dict[str, tuple[str, ...]] = {
+    "address": (
+        "unassessable",
+        "no_problem",
+        "anaphor_hides_problem",
+        "intention_or_diagnostic",
+        "vague_gold",
+        "misses_core_problem",
+    ),
+    "specify": (
+        "unassessable",
+        "inverse",
+        "setup_or_deferral",
+        "justification_or_contrast",
+        "sibling_or_new_result",
+    ),
+    "broaden": (
+        "unassessable",
+        "lost_math",
+        "topic_change",
+        "inverse",
+        "sibling_or_parallel",
+    ),
+}
+_ADJUDICATED = re.compile(r"^adjudicated \([AB]\):\s*")
+
+
+def failure_kind(relation: str, note: str) -> str | None:
+    """The failure-kind code a note starts with (after an ``adjudicated (A|B):`` prefix), or
+    None when it starts with none of ``relation``'s codes (valid pairs, notes before the codes)."""
+    head = _ADJUDICATED.sub("", note.strip()).split(":", 1)[0].strip()
+    return head if head in FAILURE_KINDS.get(relation, ()) else None
+
+
+def reading_instructions() -> str:
+    """What ``scripts/precision_audit.py sample`` tells the readers of the file it wrote."""
+    kinds = "; ".join(f"{rel}: {', '.join(codes)}" for rel, codes in FAILURE_KINDS.items())
+    return (
+        f'label each pair by {GUIDELINE}: "label" true or false, and on every false pair a '
+        f'"note" "<failure kind>: <reason>", the kind one of {kinds}'
+    )
 
 
 def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:

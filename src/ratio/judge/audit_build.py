@@ -6,7 +6,7 @@ back for the silver set, and how good the queries it leaves published are. The a
 are also the human labels the judge is calibrated on (``ratio judge calibrate``), which needs
 each pair's ids and texts as the build holds them. Both read a build's parquet files, so they
 sit apart from the audit's own code, behind ``scripts/precision_audit.py impact`` and
-``calibration``.
+``calibration``. The labels they read follow docs/annotation-guideline.md.
 """
 
 from __future__ import annotations

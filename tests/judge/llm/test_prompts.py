@@ -154,3 +154,16 @@ def test_verdict_answers_parse_as_their_shape():
             continue
         assert p.parse(example_answer(shape, True))["accepted"] is True
         assert p.parse(example_answer(shape, False))["accepted"] is False
+
+
+def test_silver_and_topk_prompt_files_cite_the_guideline_outside_the_prompt_text():
+    """The human labelling guideline is named in each silver/top-k file's TOML comment; TOML
+    comments are not prompt text, so the text the model sees (and its cache key) is unchanged."""
+    guideline = "docs/annotation-guideline.md"
+    assert (Path(__file__).resolve().parents[3] / guideline).is_file()
+    for p in load_prompts().values():
+        assert guideline not in p.system + p.user
+        if p.task in ("silver", "topk"):
+            header = Path(p.file).read_text(encoding="utf-8").split("\nid = ", 1)[0]
+            assert all(line.startswith("#") for line in header.splitlines())
+            assert guideline in header, p.file

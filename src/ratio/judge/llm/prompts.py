@@ -4,7 +4,8 @@ Prompts are data: ``prompts/<task>.<relation>.<name>.toml``. A top-10 prompt (I.
 set of exact edits to its silver prompt (``derive_from`` + ``[[edits]]``), so the
 difference the paper describes stays visible and checked: an edit that no longer matches
 is an error, never a silent no-op. ``Prompt.digest`` hashes the rendered text, so the
-judgment cache notices an edit even if ``version`` was not bumped.
+judgment cache notices an edit even if ``version`` was not bumped (and a TOML comment, such
+as the silver and top-k files' pointer to docs/annotation-guideline.md, changes nothing).
 """
 
 from __future__ import annotations
