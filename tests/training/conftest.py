@@ -150,6 +150,7 @@ def make_config(root: Path, **train):
         "train.grid": [{"epochs": 1, "batch_size": 8, "lr": 0.05}],
         "train.val_pool": 10,
         "train.eval_batch_size": 64,
+        "train.precision": "fp32",  # "auto" would pick bf16 on some CPUs: results would differ
     }
     overrides.update({f"train.{k}": v for k, v in train.items()})
     return load_config(None, overrides)

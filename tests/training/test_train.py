@@ -68,6 +68,59 @@ def test_interrupted_run_resumes_from_last_checkpoint(tiny_bench, static_model):
     assert not (trial / "checkpoints").exists()  # cleaned once the trial finished
 
 
+class _StopAtStep(TrainerCallback):
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.global_step == self.step:
+            raise _Interrupt(f"killed after the checkpoint of step {state.global_step}")
+
+
+def _weights(model_dir):
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(model_dir), device="cpu")
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def test_a_run_killed_mid_epoch_resumes_to_the_uninterrupted_result(tmp_path, static_model):
+    import torch
+
+    grid = [{"epochs": 2, "batch_size": 8, "lr": 0.05}]  # 32 pairs: 4 steps an epoch
+    runs = {}
+    for name in ("straight", "killed"):
+        root = write_benchmark(
+            tmp_path / name,
+            {"address": 32, "broaden": 1, "specify": 16},
+            {"address": 12, "broaden": 0, "specify": 8},
+        )
+        cfg = make_config(root, grid=grid, save_steps=3)
+        if name == "killed":  # step 6 is mid-way through epoch 2
+            with pytest.raises(_Interrupt):
+                train(cfg, "address", progress=False, callbacks=[_StopAtStep(6)])
+            assert (root / "models/address/trial-0/checkpoints/checkpoint-6").is_dir()
+        runs[name] = (root, train(cfg, "address", progress=False)["address"]["results"][0])
+    (a_root, a), (b_root, b) = runs["straight"], runs["killed"]
+    assert b["throughput"]["resumed_from"].endswith("checkpoint-6")
+    assert b["throughput"]["global_steps"] == a["throughput"]["global_steps"] == 8
+    assert b["epochs"] == a["epochs"]  # every validation score, both epochs
+    assert b["best"] == a["best"]
+    wa, wb = (_weights(r / "models/address/best") for r in (a_root, b_root))
+    assert wa.keys() == wb.keys()
+    diff = {k: float((wa[k] - wb[k]).abs().max()) for k in wa}
+    assert all(torch.equal(wa[k], wb[k]) for k in wa), (diff, a["epochs"], a["best"])
+
+
+def test_restart_discards_an_interrupted_trials_checkpoints(tiny_bench, static_model):
+    cfg = make_config(tiny_bench, grid=[{"epochs": 2, "batch_size": 8, "lr": 0.05}])
+    with pytest.raises(_Interrupt):
+        train(cfg, "address", progress=False, callbacks=[_StopAfterFirstSave()])
+    res = train(cfg, "address", progress=False, resume=False)["address"]["results"][0]
+    assert res["throughput"]["resumed_from"] is None
+    assert res["throughput"]["global_steps"] == 8
+
+
 def test_single_pair_training_set_is_rejected_before_training(tiny_bench):
     cfg = make_config(tiny_bench)
     with pytest.raises(TrainingError, match=r"1 training pair\(s\) for broaden.*at least 2"):

@@ -38,6 +38,13 @@ def train_cmd(
         False, "--unified", help="one model on all relations, relation as instruction"
     ),
     out: str = typer.Option("", help="output folder (default: train.out)"),
+    resume: bool = typer.Option(
+        True,
+        "--resume/--restart",
+        help="continue an interrupted trial from its last checkpoint (model, optimizer, "
+        "scheduler, RNG, data position), or discard it and start over; finished trials "
+        "are reused either way",
+    ),
 ) -> None:
     """Fine-tune retrievers on the benchmark's train split, selecting on validation MRR@10."""
     # lazy: training loads the harness and retrievers (~0.2 s), not for --help
@@ -46,7 +53,7 @@ def train_cmd(
     _log_progress()
     # a path typed on the command line is relative to the working directory, not the config
     cfg = load_config(config, {"train.out": str(Path(out).resolve())} if out else None)
-    selections = train(cfg, relation, unified=unified)
+    selections = train(cfg, relation, unified=unified, resume=resume)
     for row in summary_rows(selections):
         typer.echo(json.dumps(row))
 

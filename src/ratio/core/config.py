@@ -140,6 +140,15 @@ class TrainConfig:
     unified_instruction: str = "short"  # short ("address: ") | sentence (an instruction)
     test_max_queries: int = 0  # `ratio train-eval`: seeded cap on test queries per relation
     test_max_pool: int = 0  # `ratio train-eval`: seeded test sub-pool size; 0 = full pool
+    # a checkpoint every N optimizer steps besides each epoch's end (0: epoch ends only), so a
+    # run longer than a session resumes mid-epoch
+    save_steps: int = 0
+    # auto: bf16 autocast where the CPU has bf16 matrix units (AMX, AVX512-BF16) or the GPU
+    # supports it, fp32 elsewhere (emulated bf16 is slower) | fp32 | bf16
+    precision: str = "auto"
+    # mnrl | cached_mnrl (GradCache: the same loss over large batches at mini-batch memory)
+    loss: str = "mnrl"
+    mini_batch_size: int = 32  # cached_mnrl's forward/backward chunk
 
 
 @dataclass

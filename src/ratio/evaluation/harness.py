@@ -187,7 +187,7 @@ def _shipped(s: SystemConfig) -> ShippedModel | None:
     return load_shipped(folder) if is_shipped(folder) else None
 
 
-def _per_move(store: IndexStore, s: SystemConfig, relation: str) -> str:
+def move_system(store: IndexStore, s: SystemConfig, relation: str) -> str:
     """The store system that ranks ``s`` for ``relation``: ``s`` itself, or for a shipped move
     model (its folder carries one query instruction per move) an instructed view of its index
     that reads the queries with the move's instruction, as the service does."""
@@ -335,7 +335,7 @@ def evaluate_systems(
                 "metrics": {m: None for m in metrics},
             }
             if qrels:
-                ranked = _per_move(store, s, rel)
+                ranked = move_system(store, s, rel)
                 run = store.rank(ranked, pool, texts, depth, qids).in_trec_order()
                 row["metrics"] = evaluate(Qrels.from_dict(qrels), run, metrics)
                 if write:

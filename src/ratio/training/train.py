@@ -6,7 +6,8 @@ positive. Every trial of the grid (:mod:`ratio.training.grids`) is validated aft
 by MRR@10 on a seeded validation sub-pool; its best epoch is saved to
 ``<out>/<target>/trial-<i>/best`` and the best trial linked as ``<out>/<target>/best``, an
 ordinary sentence-transformers directory. A finished trial is reused, an interrupted one
-resumes from its last epoch checkpoint. Seeds are fixed.
+resumes from its last checkpoint (each epoch end, and every ``train.save_steps`` steps).
+Seeds are fixed; the loss, precision and checkpoint recipe is :mod:`ratio.training.recipe`.
 
 Several GPUs: the same command under ``accelerate launch $(which ratio) train ...`` or
 ``torchrun --nproc_per_node 4 $(which ratio) train ...`` trains with DDP, and the loss gathers
@@ -16,8 +17,6 @@ Address/Specify runs).
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import json
 import logging
 import os
@@ -48,6 +47,7 @@ from ratio.training.data import (
     validation_set,
 )
 from ratio.training.grids import Trial, trials_for
+from ratio.training.recipe import make_loss, st_class, step_checkpoints, training_args, use_bf16
 from ratio.training.validation import PRIMARY, bm25_validation, evaluate_model
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def load_base_model(name: str, max_seq_length: int = 128):
     path, _ = resolve_model(name)
     if is_static(path):
         where = ("sentence_transformer.modules", "StaticEmbedding"), ("models", "StaticEmbedding")
-        static = _st_class(*where).from_model2vec(str(path))
+        static = st_class(*where).from_model2vec(str(path))
         # model2vec may store float16: Adam in fp16 overflows to NaN
         model = SentenceTransformer(modules=[static]).float()
     else:
@@ -108,20 +108,9 @@ def freeze_lower_layers(model: Any, ratio: float) -> int:
     return n
 
 
-def _st_class(*where: tuple[str, str]) -> Any:
-    """The first ``(module, class)`` of sentence-transformers that imports: version 6 moved
-    the pieces training uses (the older 3-5 location comes second)."""
-    for module, name in where:
-        try:
-            return getattr(importlib.import_module(f"sentence_transformers.{module}"), name)
-        except (ImportError, AttributeError):
-            continue
-    raise ImportError(f"sentence-transformers has none of {where}")
-
-
 def make_evaluator(evalset: EvalSet, batch_size: int):
     """A sentence-transformers evaluator reporting validation MRR@10 (primary) and friends."""
-    base: Any = _st_class(("base.evaluation", "BaseEvaluator"), ("evaluation", "SentenceEvaluator"))
+    base: Any = st_class(("base.evaluation", "BaseEvaluator"), ("evaluation", "SentenceEvaluator"))
 
     class RetrievalEvaluator(base):
         def __init__(self) -> None:
@@ -219,45 +208,11 @@ def _signature(config: RunConfig, plan: Plan, trial: Trial) -> dict[str, Any]:
         "hard_negatives": tc.hard_negatives,
         "hard_negatives_k": tc.hard_negatives_k if tc.hard_negatives else None,
         "max_seq_length": tc.max_seq_length,
+        "precision": "bf16" if use_bf16(tc.precision) else "fp32",
+        "loss": tc.loss if tc.loss == "mnrl" else f"{tc.loss}/{tc.mini_batch_size}",
         "validation": plan.valset.summary(),
         "trial": trial.to_dict(),
     } | ({"validation_train_share": share} if (share := tc.validation_train_share) else {})
-
-
-def _training_args(
-    trial: Trial, ckpt_dir: Path, seed: int, n_pairs: int, progress: bool, name: str
-):
-    import transformers
-    from sentence_transformers import SentenceTransformerTrainingArguments
-
-    BatchSamplers = _st_class(("base.sampler", "BatchSamplers"), ("training_args", "BatchSamplers"))
-    steps_per_epoch = max(1, -(-n_pairs // trial.batch_size))
-    kw: dict[str, Any] = {}
-    if trial.warmup_ratio:  # in transformers 5 a float < 1 as warmup_steps is a ratio
-        v5 = int(transformers.__version__.split(".")[0]) >= 5
-        kw["warmup_steps" if v5 else "warmup_ratio"] = trial.warmup_ratio
-    return SentenceTransformerTrainingArguments(
-        output_dir=str(ckpt_dir),
-        num_train_epochs=trial.epochs,
-        per_device_train_batch_size=trial.batch_size,
-        learning_rate=trial.lr,
-        weight_decay=trial.weight_decay,
-        max_grad_norm=trial.max_grad_norm,
-        batch_sampler=BatchSamplers.NO_DUPLICATES,
-        eval_strategy="epoch",
-        save_strategy="epoch",
-        load_best_model_at_end=True,
-        metric_for_best_model=f"eval_{name}_{PRIMARY}",
-        greater_is_better=True,
-        save_total_limit=2,
-        logging_steps=max(1, steps_per_epoch // 10),
-        report_to="none",
-        seed=seed,
-        data_seed=seed,
-        disable_tqdm=not progress,
-        dataloader_pin_memory=False,  # CPU training: pinning only warns that it cannot pin
-        **kw,
-    )
 
 
 def run_trial(
@@ -268,8 +223,10 @@ def run_trial(
     *,
     progress: bool = True,
     callbacks: Sequence[Any] = (),
+    resume: bool = True,
 ) -> dict[str, Any]:
-    """Train, validate each epoch, restore and save the best epoch; returns its metrics."""
+    """Train, validate each epoch, restore and save the best epoch; returns its metrics.
+    An interrupted trial continues from its last checkpoint unless ``resume`` is false."""
     from sentence_transformers import SentenceTransformerTrainer
     from transformers import set_seed
     from transformers.trainer_utils import get_last_checkpoint
@@ -288,7 +245,11 @@ def run_trial(
     last = get_last_checkpoint(str(ckpt_dir)) if ckpt_dir.is_dir() else None
     if last:
         state = json.loads((Path(last) / "trainer_state.json").read_text())
-        if not sig_file.is_file() or json.loads(sig_file.read_text()) != sig:
+        if not resume:
+            log.warning("discarding %s (step %s): starting over", last, state.get("global_step"))
+            shutil.rmtree(ckpt_dir)
+            last = None
+        elif not sig_file.is_file() or json.loads(sig_file.read_text()) != sig:
             log.warning("checkpoints in %s are from another setup; starting over", ckpt_dir)
             shutil.rmtree(ckpt_dir)
             last = None
@@ -306,15 +267,16 @@ def run_trial(
     else:  # the untrained model on the same validation set: what training must beat
         baseline = evaluate_model(model, plan.valset, tc.eval_batch_size)
         write_text_atomic(baseline_file, json.dumps(baseline, indent=2))
-    loss = _mnrl()(model, scale=20.0, **_gather_kw())
-    args = _training_args(trial, ckpt_dir, tc.seed, len(plan.pairs), progress, plan.valset.name)
+    loss = make_loss(model, tc)
+    n, name = len(plan.pairs), plan.valset.name
+    args = training_args(trial, ckpt_dir, tc, n, progress, name, PRIMARY, use_bf16(tc.precision))
     trainer = SentenceTransformerTrainer(
         model=model,
         args=args,
         train_dataset=plan.pairs.to_dataset(),
         loss=loss,
         evaluator=make_evaluator(plan.valset, tc.eval_batch_size),
-        callbacks=list(callbacks) or None,
+        callbacks=[step_checkpoints(tc.save_steps), *callbacks],
     )
     t0 = time.perf_counter()
     out = trainer.train(resume_from_checkpoint=last)
@@ -389,20 +351,6 @@ def run_trial(
     return result
 
 
-def _mnrl() -> Any:
-    """The MultipleNegativesRankingLoss class, from where this sentence-transformers keeps it."""
-    where = "MultipleNegativesRankingLoss"
-    return _st_class(("sentence_transformer.losses", where), ("losses", where))
-
-
-def _gather_kw() -> dict[str, Any]:
-    """Cross-device negatives under DDP (no-op on one device), where the library supports it."""
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:  # set by accelerate launch / torchrun
-        return {}
-    params = inspect.signature(_mnrl().__init__).parameters
-    return {"gather_across_devices": True} if "gather_across_devices" in params else {}
-
-
 # ------------------------------------------------------------------ selection
 
 
@@ -459,6 +407,7 @@ def train(
     unified: bool = False,
     progress: bool = True,
     callbacks: Sequence[Any] = (),
+    resume: bool = True,
 ) -> dict[str, dict[str, Any]]:
     """Train every grid trial for ``relation`` (or ``all``) and select the best of each target:
     ``{target: selection}``, a target being a relation or ``unified``."""
@@ -468,7 +417,7 @@ def train(
     out: dict[str, dict[str, Any]] = {}
     for plan in plans:
         results = [
-            run_trial(config, plan, i, trial, progress=progress, callbacks=callbacks)
+            run_trial(config, plan, i, trial, progress=progress, callbacks=callbacks, resume=resume)
             for i, trial in plan.trials
         ]
         bm25 = bm25_validation(plan.valset, plan.query_prefixes, plan.doc_prefix)
