@@ -42,6 +42,7 @@ def token_lengths(model, texts: list[str]) -> np.ndarray:
 
 
 def measure(model_name, precision, pairs, args) -> dict:
+    import torch
     from datasets import Dataset
     from sentence_transformers import (
         SentenceTransformerTrainer,
@@ -75,6 +76,7 @@ def measure(model_name, precision, pairs, args) -> dict:
         disable_tqdm=True,
         dataloader_pin_memory=False,
         bf16=precision == "bf16",
+        use_cpu=not torch.cuda.is_available(),
     )
     cfg = load_config(None, {"train.loss": "mnrl"})
     data = Dataset.from_dict({"anchor": [q for q, _ in pairs], "positive": [g for _, g in pairs]})

@@ -112,6 +112,13 @@ def test_a_run_killed_mid_epoch_resumes_to_the_uninterrupted_result(tmp_path, st
     assert all(torch.equal(wa[k], wb[k]) for k in wa), (diff, a["epochs"], a["best"])
 
 
+def test_a_bf16_trial_trains_on_a_cpu(tiny_bench, static_model):
+    cfg = make_config(tiny_bench, precision="bf16")
+    res = train(cfg, "address", progress=False)["address"]["results"][0]
+    assert res["signature"]["precision"] == "bf16"
+    assert 0.0 <= res["best"]["mrr@10"] <= 1.0
+
+
 def test_restart_discards_an_interrupted_trials_checkpoints(tiny_bench, static_model):
     cfg = make_config(tiny_bench, grid=[{"epochs": 2, "batch_size": 8, "lr": 0.05}])
     with pytest.raises(_Interrupt):

@@ -126,6 +126,7 @@ def training_args(
 ) -> Any:
     """The trainer's arguments: duplicate-free batches, validation and a checkpoint at each
     epoch's end, the best epoch restored at the end, seeded data order."""
+    import torch
     import transformers
     from sentence_transformers import SentenceTransformerTrainingArguments
 
@@ -135,6 +136,8 @@ def training_args(
     if trial.warmup_ratio:  # in transformers 5 a float < 1 as warmup_steps is a ratio
         v5 = int(transformers.__version__.split(".")[0]) >= 5
         kw["warmup_steps" if v5 else "warmup_ratio"] = trial.warmup_ratio
+    if bf16 and not torch.cuda.is_available():
+        kw["use_cpu"] = True  # transformers takes bf16 without a GPU only when told it is CPU
     return SentenceTransformerTrainingArguments(
         output_dir=str(ckpt_dir),
         num_train_epochs=trial.epochs,
