@@ -32,7 +32,7 @@ class CorpusConfig:
     inputs: list[str] = field(default_factory=list)  # files, folders or globs
     format: str = "auto"  # a reader name (`ratio formats`), or auto: decided per file
     metadata: str = (
-        ""  # sidecar CSV/JSONL: id, title, year or date, venue (ratio.corpus.readers.metadata)
+        ""  # sidecar CSV/JSONL: id, title, year or date, venue, url, doi (readers.metadata)
     )
 
 

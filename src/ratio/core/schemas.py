@@ -96,6 +96,8 @@ METADATA = pa.schema(
         ("year", pa.int16()),
         ("date", pa.string()),
         ("venue", pa.string()),
+        ("url", pa.string()),
+        ("doi", pa.string()),
         ("line", pa.int32()),
     ]
 )

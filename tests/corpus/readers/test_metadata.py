@@ -83,3 +83,36 @@ def test_unusable_files(tmp_path):
     bad.write_text("name,year\na,2020\n", encoding="utf-8")
     with pytest.raises(RatioError, match=r"bad.csv:1: the header row needs an 'id' column"):
         load_metadata(bad, DropReport())
+
+
+def test_links_are_checked_and_kept_out_of_the_digest(tmp_path):
+    path = tmp_path / "metadata.csv"
+    path.write_text(
+        "id,year,url,doi\n"
+        "a,2020,https://aclanthology.org/N18-3011/,\n"
+        "b,2020,,https://doi.org/10.18653/v1/N18-3011\n"
+        "c,2020,ftp://example.org/c.pdf,DOI: 10.1000/xyz\n"
+        "d,2020,www.example.org,10.1000\n",
+        encoding="utf-8",
+    )
+    report = DropReport()
+    rows = {r.id: r for r in load_metadata(path, report)}
+    assert (rows["a"].url, rows["a"].doi) == ("https://aclanthology.org/N18-3011/", None)
+    assert (rows["b"].url, rows["b"].doi) == (None, "10.18653/v1/N18-3011")
+    assert (rows["c"].url, rows["c"].doi) == (None, "10.1000/xyz")
+    assert (rows["d"].url, rows["d"].doi, rows["d"].year) == (None, None, 2020)
+    assert dict(report.counts) == {"metadata_bad_url": 2, "metadata_bad_doi": 1}
+    assert (
+        f"{path}:4: id 'c': url 'ftp://example.org/c.pdf' is not an http(s) URL; url left empty"
+        in report.messages
+    )
+    assert f"{path}:5: id 'd': doi '10.1000' is not a DOI (10.xxxx/...); doi left empty" in (
+        report.messages
+    )
+    digest = write_metadata(list(rows.values()), tmp_path / "m.parquet")
+    lookup = metadata_lookup(tmp_path / "m.parquet")
+    assert lookup["b"]["doi"] == "10.18653/v1/N18-3011" and lookup["a"]["url"].endswith("3011/")
+    # a link changes no sentence: the same rows without links give the ingest key's digest
+    for r in rows.values():
+        r.url = r.doi = None
+    assert write_metadata(list(rows.values()), tmp_path / "bare.parquet") == digest

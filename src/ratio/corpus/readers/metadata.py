@@ -1,4 +1,4 @@
-"""A metadata sidecar: title, year or date and venue per paper, for any input format.
+"""A metadata sidecar: title, year or date, venue and a link per paper, for any input format.
 
 Plain-text and PDF papers carry no metadata, and a corpus without dates cannot be split in
 time. ``ratio ingest --metadata FILE`` (or ``[corpus] metadata``) names a CSV file (header
@@ -10,11 +10,14 @@ row) or a JSON Lines file with one row per paper::
 ``id`` (or ``paper_id``) is required; it matches a paper's id (a record id, or a text
 file's path relative to its folder without the suffix) or that id's last path part (the
 file stem). ``year`` is a four-digit year; ``date`` an ISO date (``2008``, ``2008-08``,
-``2008-08-18``) whose year fills an empty ``year``. Other columns are ignored. A value in
-the sidecar replaces the record's own; an empty cell leaves it.
+``2008-08-18``) whose year fills an empty ``year``. ``url`` (http or https) and ``doi``
+(``10.xxxx/...``, also as ``doi:...`` or a ``https://doi.org/...`` link) say where a reader
+opens the paper: the service links its hits there (``ratio.serve.links``). Other columns are
+ignored. A value in the sidecar replaces the record's own; an empty cell leaves it.
 
 Bad rows are reported with file, line and reason (kind ``metadata_*``) and the rest is used:
-a duplicate id keeps its first row, an unparsable year or date drops that value only. Under
+a duplicate id keeps its first row, an unparsable year, date, url or doi drops that value
+only. Under
 ``strict`` the first bad row raises.
 """
 
@@ -29,6 +32,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -39,8 +43,12 @@ from ratio.core.schemas import METADATA
 from ratio.corpus.readers.base import DropReport
 
 FIELDS: tuple[str, ...] = ("title", "year", "date", "venue")
+# where to read a paper: not a field of the paper's records, so never part of an ingest key
+LINKS: tuple[str, ...] = ("url", "doi")
 _YEAR = re.compile(r"^\d{4}$")
 _DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
+_DOI = re.compile(r"^10\.\d{4,9}/\S+$")
+_DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/")
 
 
 @dataclass
@@ -51,6 +59,8 @@ class Row:
     year: int | None = None
     date: str | None = None
     venue: str | None = None
+    url: str | None = None
+    doi: str | None = None
 
 
 def load_metadata(path: str | Path, report: DropReport) -> list[Row]:
@@ -142,7 +152,34 @@ def _row(p: Path, line: int, raw: dict, report: DropReport) -> Row | None:
                 msg = f"id {pid!r}: year {row.year} disagrees with date {iso}"
                 report.reject(p, line, msg + "; the date's year is used", "metadata_bad_year")
             row.date, row.year = iso, int(iso[:4])
+    url = _text(raw.get("url"))
+    if url is not None:
+        parts = urlsplit(url)
+        if parts.scheme.lower() in ("http", "https") and parts.netloc and " " not in url:
+            row.url = url
+        else:  # a page links it: javascript:, file: or a bare word must not become a link
+            msg = f"id {pid!r}: url {url!r} is not an http(s) URL; url left empty"
+            report.reject(p, line, msg, "metadata_bad_url")
+    doi = _text(raw.get("doi"))
+    if doi is not None:
+        row.doi = normalize_doi(doi)
+        if row.doi is None:
+            msg = f"id {pid!r}: doi {doi!r} is not a DOI (10.xxxx/...); doi left empty"
+            report.reject(p, line, msg, "metadata_bad_doi")
     return row
+
+
+def normalize_doi(value: str) -> str | None:
+    """The bare DOI (``10.18653/v1/N18-3011``) of a DOI as people write it (``doi:...``, a
+    doi.org link), or None when it is none: stored bare, so every link is built one way."""
+    doi = value.strip()
+    if doi.lower().startswith("doi:"):
+        doi = doi[4:].strip()
+    for prefix in _DOI_PREFIXES:
+        if doi.lower().startswith(prefix):
+            doi = doi[len(prefix) :]
+            break
+    return doi if _DOI.match(doi) else None
 
 
 def _iso(value: str) -> str | None:
@@ -158,8 +195,11 @@ def _iso(value: str) -> str | None:
 
 
 def write_metadata(rows: list[Row], target: str | Path) -> str:
-    """Write the checked rows as Parquet (read by every ingest worker); returns its digest."""
-    columns = ("id", *FIELDS, "line")
+    """Write the checked rows as Parquet (read by every ingest worker); returns its digest.
+    The digest covers what ingest copies into the papers (:data:`FIELDS`), not the links: a new
+    url changes no sentence, so it re-ingests nothing (the serving pool, which shows the links,
+    is rebuilt because it signs this file)."""
+    columns = ("id", *FIELDS, *LINKS, "line")
     table = pa.table({c: [getattr(r, c) for r in rows] for c in columns}, schema=METADATA)
     write_parquet_atomic(target, table)
     digest = hashlib.sha256()
