@@ -372,7 +372,7 @@ class SearchEngine:
             rows = self.pool.rows_of(ids)
             keep = (ids != "") & (rows >= 0)  # "" pads missing results
             if filtered:
-                keep &= self._filter_mask(rows, year_min, year_max, venue, exclude_paper)
+                keep &= self.pool.mask(rows, year_min, year_max, venue, exclude_paper)
             rows_k, scores_k = rows[keep], sc[keep]
             exhausted = fetch >= n or len(ids) < fetch or not all(ids)
             if len(rows_k) >= k or exhausted:
@@ -430,22 +430,6 @@ class SearchEngine:
                 f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}"
             )
         return query.strip(BLANK)
-
-    def _filter_mask(self, rows, year_min, year_max, venue, exclude_paper) -> np.ndarray:
-        keep = np.ones(len(rows), dtype=bool)
-        safe = np.where(rows >= 0, rows, 0)
-        if year_min is not None or year_max is not None:
-            years = np.asarray(self.pool.years[safe])
-            if year_min is not None:
-                keep &= years >= year_min
-            if year_max is not None:
-                keep &= (years <= year_max) & (years >= 0)
-        if venue:
-            code = self.pool.venue_code(venue)
-            keep &= (np.asarray(self.pool.venue_codes[safe]) == code) & (code >= 0)
-        if exclude_paper:
-            keep &= np.asarray(self.pool.paper_codes[safe]) != self.pool.paper_code(exclude_paper)
-        return keep
 
     def info(self) -> dict[str, Any]:
         return {

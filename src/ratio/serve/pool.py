@@ -323,6 +323,34 @@ class PoolFile:
         v = venue.strip().lower()
         return next((i for i, x in enumerate(self.venues) if x.lower() == v), -1)
 
+    def mask(
+        self,
+        rows: np.ndarray,
+        year_min: int | None = None,
+        year_max: int | None = None,
+        venue: str | None = None,
+        exclude_paper: str | Iterable[str] | None = None,
+    ) -> np.ndarray:
+        """Which of ``rows`` pass the filters, read from the memory-mapped arrays alone.
+        ``exclude_paper`` is one paper id or several (a move chain leaves out every paper
+        already on its path)."""
+        keep = np.ones(len(rows), dtype=bool)
+        safe = np.where(rows >= 0, rows, 0)
+        if year_min is not None or year_max is not None:
+            years = np.asarray(self.years[safe])
+            if year_min is not None:
+                keep &= years >= year_min
+            if year_max is not None:
+                keep &= (years <= year_max) & (years >= 0)
+        if venue:
+            code = self.venue_code(venue)
+            keep &= (np.asarray(self.venue_codes[safe]) == code) & (code >= 0)
+        if exclude_paper:
+            papers = [exclude_paper] if isinstance(exclude_paper, str) else exclude_paper
+            codes = [self.paper_code(p) for p in papers]
+            keep &= ~np.isin(np.asarray(self.paper_codes[safe]), codes)
+        return keep
+
 
 def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> PoolFile:
     """Load the pool file for ``spec``, (re)building it first when its inputs changed."""
