@@ -21,8 +21,9 @@ def test_search_returns_ranked_hits_with_provenance_and_context(client, engine):
     assert body["move"] == "specify" and body["k"] == 4 and body["retriever"] == "bm25"
     top = body["results"][0]
     assert top["candidate_id"] == row["candidate_id"]
-    for field in ("title", "year", "venue", "section", "paper_id"):
+    for field in ("title", "year", "venue", "section", "paper_id", "url"):
         assert top[field] == row[field]
+    assert top["url"] == f"https://openreview.net/forum?id={row['paper_id']}"
     assert top["context"] == {"prev": row["prev"], "next": row["next"]}
     assert len(body["results"]) == 4
 

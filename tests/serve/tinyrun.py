@@ -104,7 +104,8 @@ def write_tiny_run(run: Path, *, papers_per_year: int = 3, per_paper: int = 60) 
     (run / "ingest" / "sentences").mkdir(parents=True, exist_ok=True)
     (run / "ingest" / "papers").mkdir(parents=True, exist_ok=True)
     for year, split in ((2023, "train"), (2025, "test")):
-        papers = _papers(NEURIPS / f"neurips-{year}-00.jsonl.zst", papers_per_year)
+        shard = f"neurips-{year}-00"
+        papers = _papers(NEURIPS / f"{shard}.jsonl.zst", papers_per_year)
         sents: list[dict] = []
         cands: list[dict] = []
         queries: list[dict] = []
@@ -120,7 +121,7 @@ def write_tiny_run(run: Path, *, papers_per_year: int = 3, per_paper: int = 60) 
                     "year": p["year"],
                     "date": None,
                     "venue": p.get("venue") or "NeurIPS",
-                    "source": "neurips",
+                    "source": f"{shard}.jsonl.zst",  # the shard's name, as ingest records it
                     "n_sections": 0,
                     "n_paragraphs": max((r["paragraph_idx"] for r in rows), default=-1) + 1,
                     "n_sentences": len(rows),
@@ -158,7 +159,6 @@ def write_tiny_run(run: Path, *, papers_per_year: int = 3, per_paper: int = 60) 
                         "sentence_idx": r["sentence_idx"],
                     }
                 )
-        shard = f"neurips-{year}-00"
         pq.write_table(
             pa.Table.from_pylist(sents, schema=schemas.SENTENCES),
             run / "ingest" / "sentences" / f"{shard}.parquet",

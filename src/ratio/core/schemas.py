@@ -144,6 +144,7 @@ POOL = pa.schema(
         ("title", pa.string()),
         ("year", pa.int16()),
         ("venue", pa.string()),
+        ("url", pa.string()),  # where to read the paper (ratio.serve.links)
         ("section", pa.string()),
         ("section_category", pa.string()),
         ("origin", pa.string()),

@@ -116,6 +116,9 @@ class Hit(BaseModel):
     title: str | None
     year: int | None
     venue: str | None
+    url: str | None = Field(
+        None, description="Where to read the paper (metadata url, DOI, OpenReview)."
+    )
     section: str | None
     section_category: str | None
     context: Context

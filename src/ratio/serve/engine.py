@@ -40,7 +40,7 @@ AUTO = "auto"
 BLANK = " \t\n\r\f\v"
 QUERY_PATTERN = r"[^ \t\n\r\f\v]"
 # the pool columns a result shows as they are, in the response's order
-HIT_COLUMNS = "candidate_id text paper_id title year venue section section_category".split()
+HIT_COLUMNS = "candidate_id text paper_id title year venue url section section_category".split()
 _FAISS_THREADS = int(os.environ.get("RATIO_SERVE_FAISS_THREADS", "1"))
 
 

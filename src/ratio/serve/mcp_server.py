@@ -42,7 +42,8 @@ DESCRIPTIONS = {
 
 def _compact(hit: dict[str, Any]) -> dict[str, Any]:
     """A result as an agent needs it: the sentence, where it comes from, and its context."""
-    source = {c: hit[c] for c in ("rank", "text", "paper_id", "title", "year", "venue", "section")}
+    fields = ("rank", "text", "paper_id", "title", "year", "venue", "url", "section")
+    source = {c: hit[c] for c in fields}
     return {
         **source,
         "context_before": hit["context"]["prev"],

@@ -1,7 +1,8 @@
 """The serving pool: a candidate pool joined once with everything a result shows.
 
 A pool is a built benchmark's candidate pool(s), an explicit candidates file, or an ingested
-sentence collection, joined with paper metadata and sentence context into one Arrow IPC file
+sentence collection, joined with paper metadata (with each paper's link, :mod:`ratio.serve.links`)
+and sentence context into one Arrow IPC file
 (:data:`ratio.core.schemas.POOL`) with sorted-id and filter arrays beside it, so a request maps ids
 to rows with a binary search over memory-mapped arrays and never scans Parquet. The file is
 rebuilt only when an input file changes (path, size or mtime).
@@ -33,8 +34,11 @@ from ratio.core.layout import RunDir, ServePoolDir, SplitDir, candidate_id
 from ratio.core.schemas import POOL
 from ratio.evaluation.harness import sub_pool_ids
 from ratio.retrieval.base import pool_fingerprint
+from ratio.serve.links import paper_urls
 
-POOL_VERSION = "2"  # bump when the pool file's columns or their derivation change
+POOL_VERSION = (
+    "3"  # 3: the url column. Bump when the pool file's columns or their derivation change
+)
 SOURCES = ("benchmark", "sentences")
 
 
@@ -96,20 +100,23 @@ def _context(keys: pa.Table, sentences: pa.Table) -> pa.Table:
 def build_pool_table(
     candidates: pa.Table, papers: pa.Table | None, sentences: pa.Table | None
 ) -> pa.Table:
-    """Join candidates with paper metadata and sentence context into a :data:`POOL` table."""
+    """Join candidates with paper metadata and sentence context into a :data:`POOL` table.
+    ``papers`` may carry a ``url`` column (:func:`ratio.serve.links.paper_urls`)."""
     n = candidates.num_rows
     cand = candidates.append_column("_row", pa.array(np.arange(n, dtype=np.int64)))
     for name, typ in (("origin", pa.string()), ("marker", pa.string())):
         if name not in cand.column_names:
             cand = cand.append_column(name, pa.nulls(n, typ))
-    title = venue = pa.nulls(n, pa.string())
+    title = venue = url = pa.nulls(n, pa.string())
     year = cand.column("year").cast(pa.int16())
     if papers is not None and papers.num_rows:
-        p = _dedup_first(papers.select(["paper_id", "title", "year", "venue"]), "paper_id")
-        p = p.rename_columns(["paper_id", "title", "p_year", "venue"])
+        if "url" not in papers.column_names:
+            papers = papers.append_column("url", pa.nulls(papers.num_rows, pa.string()))
+        p = _dedup_first(papers.select(["paper_id", "title", "year", "venue", "url"]), "paper_id")
+        p = p.rename_columns(["paper_id", "title", "p_year", "venue", "url"])
         j = cand.select(["paper_id", "_row"]).join(p, "paper_id", join_type="left outer")
         j = j.sort_by("_row")
-        title, venue = j.column("title"), j.column("venue")
+        title, venue, url = j.column("title"), j.column("venue"), j.column("url")
         year = pc.coalesce(year, j.column("p_year").cast(pa.int16()))
     section = prev = nxt = pa.nulls(n, pa.string())
     if sentences is not None and sentences.num_rows:
@@ -120,7 +127,8 @@ def build_pool_table(
             v = _dedup_first(sentences.select(["paper_id", "venue"]), "paper_id")
             j = cand.select(["paper_id", "_row"]).join(v, "paper_id", join_type="left outer")
             venue = j.sort_by("_row").column("venue")
-    joined = dict(title=title, year=year, venue=venue, section=section, prev=prev, next=nxt)
+    joined = dict(title=title, year=year, venue=venue, url=url, section=section)
+    joined.update(prev=prev, next=nxt)
     columns = {}
     for f in POOL:  # the other columns are the candidates' own
         col = joined[f.name] if f.name in joined else cand.column(f.name).cast(f.type)
@@ -150,6 +158,7 @@ class PoolSpec:
     years: tuple[int, ...] = ()
     sections: tuple[str, ...] = ()
     sample: PoolSample | None = None  # a benchmark split's seeded sub-pool
+    metadata: Path | None = None  # ingest's checked metadata sidecar: the papers' links
 
 
 @dataclass(frozen=True)
@@ -257,7 +266,9 @@ def pool_spec(
         raise ServeError(f"no sentence shards under {run.ingest.sentences} (run `ratio ingest`)")
     paper_files = run.ingest.paper_shards()
     where = ServePoolDir(Path(index_dir)) if index_dir else run.serve_pool(key)
-    return PoolSpec(key, cand_files, paper_files, sent_files, where, years, sections, sample)
+    metadata = run.ingest.metadata if run.ingest.metadata.is_file() else None
+    files = (cand_files, paper_files, sent_files)
+    return PoolSpec(key, *files, where, years, sections, sample, metadata)
 
 
 class PoolFile:
@@ -356,6 +367,8 @@ def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> PoolFile:
     """Load the pool file for ``spec``, (re)building it first when its inputs changed."""
     d = spec.directory
     inputs = {"candidates": spec.candidates, "papers": spec.papers, "sentences": spec.sentences}
+    if spec.metadata is not None:  # a changed url or doi rebuilds the pool
+        inputs["metadata"] = [spec.metadata]
     sig: dict[str, Any] = {"version": POOL_VERSION}
     sig.update({k: _signature(paths) for k, paths in inputs.items()})
     if spec.years or spec.sections:
@@ -399,7 +412,9 @@ def prepare_pool(spec: PoolSpec, *, progress: bool = False) -> PoolFile:
                 f"{list(spec.sections)} (section categories: {', '.join(_categories(sentences))})"
             )
         cands = sentences_as_candidates(chosen)
-    papers = _read_many(spec.papers, ["paper_id", "title", "year", "venue"])
+    papers = _read_many(spec.papers, ["paper_id", "title", "year", "venue", "source"])
+    if papers is not None:
+        papers = papers.append_column("url", paper_urls(papers, spec.metadata))
     table = build_pool_table(cands, papers, sentences)
     ids = table.column("candidate_id").to_pylist()
     if not ids:
