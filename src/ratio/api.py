@@ -1,8 +1,11 @@
-"""``ratio.search``: inspiration search from Python, over the same engine as the server.
+"""``ratio.search``, ``ratio.moves`` and ``ratio.chain``: inspiration search from Python, over
+the same engine as the server.
 
 >>> import ratio
 >>> hits = ratio.search("Reward models are easy to over-optimize.", move="broaden",
 ...                     config="configs/neurips.toml", k=5, exclude_paper="abc123")
+>>> path = ratio.chain("Reward models are easy to over-optimize.", ["broaden", "specify"],
+...                    config="configs/neurips.toml", k=5, prefer_other="year")
 
 The engine (pool file, memory-mapped indexes, loaded models) is opened once per (config, pool
 options) and cached for the life of the process, so a notebook or an agent loop pays the
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +94,8 @@ def search(
     ``hybrid``, ``trained`` (the move's specialist), ``unified`` or a system named in the
     config. Filters: ``year_min``, ``year_max``, ``venue``, ``exclude_paper``. Each result is a
     dict with ``candidate_id``, ``text``, ``paper_id``, ``title``, ``year``, ``venue``,
-    ``section``, ``context`` (``prev``/``next``), ``score``, ``rank`` and ``retriever``.
+    ``url`` (where to read the paper, or None), ``section``, ``context`` (``prev``/``next``),
+    ``score``, ``rank`` and ``retriever``.
     """
     eng = _filtered_engine(filters, config, split=split, source=source, candidates=candidates)
     return eng.search(query, move, k, retriever, **filters)["results"]
@@ -111,6 +116,36 @@ def moves(
     eng = _filtered_engine(filters, config, split=split, source=source, candidates=candidates)
     out = eng.moves(query, k, retriever, **filters)["moves"]
     return {m: r["results"] for m, r in out.items()}
+
+
+def chain(
+    query: str,
+    moves: Sequence[str],
+    k: int = 10,
+    config: RunConfig | str | os.PathLike | None = None,
+    retriever: str | None = None,
+    *,
+    picks: Sequence[int | str | None] | None = None,
+    exclude_own_paper: bool = True,
+    prefer_other: str = "none",
+    split: str | None = None,
+    source: str | None = None,
+    candidates: str | os.PathLike | None = None,
+    **filters: Any,
+) -> dict[str, Any]:
+    """Moves applied one after another (``["broaden", "specify"]``), each to the hit the step
+    before chose: ``picks[i]`` is a rank (default 1) or a candidate id of step ``i``'s results.
+
+    ``exclude_own_paper`` (default) keeps every step away from the papers already on the path;
+    ``prefer_other`` (``none`` | ``section`` | ``venue`` | ``year``) puts hits from another
+    section category / venue / year than the previous step's sentence first. Returns the HTTP
+    API's ``POST /chain`` answer: ``steps``, each with its ``move``, the ``query`` text it used,
+    the ``system`` that ranked, its ``results`` and the ``chosen`` hit. Bad input raises
+    :class:`ratio.serve.chain.ChainError` naming the field (at most ``MAX_CHAIN`` moves).
+    """
+    eng = _filtered_engine(filters, config, split=split, source=source, candidates=candidates)
+    options = dict(picks=picks, exclude_own_paper=exclude_own_paper, prefer_other=prefer_other)
+    return eng.chain(query, moves, k=k, retriever=retriever, **options, **filters)
 
 
 def clear_cache() -> None:

@@ -44,3 +44,24 @@ def test_filters_moves_and_errors(tiny_config, fresh_cache, monkeypatch):
         api.search("privacy", venu="NeurIPS")
     with pytest.raises(ServeError, match="unknown move"):
         api.search("privacy", move="zoom")
+
+
+def test_chain_through_the_public_api(tiny_config, fresh_cache):
+    import ratio
+    from ratio.serve.chain import ChainError
+
+    statement = "Auditing differential privacy in a single training run"
+    path = ratio.chain(statement, ["specify", "broaden"], k=3, config=tiny_config, year_min=2025)
+    first, second = path["steps"]
+    assert first["query"] == statement and second["query"] == first["chosen"]["text"]
+    assert all(h["year"] == 2025 for s in path["steps"] for h in s["results"])
+    assert first["chosen"]["paper_id"] not in {h["paper_id"] for h in second["results"]}
+    eng = api.engine(tiny_config)
+    assert (
+        path["steps"][1]["results"]
+        == eng.chain(statement, ["specify", "broaden"], k=3, year_min=2025)["steps"][1]["results"]
+    )
+    with pytest.raises(ChainError, match=r"^moves\.0: unknown move 'zoom'"):
+        ratio.chain(statement, ["zoom"], config=tiny_config)
+    with pytest.raises(TypeError, match="unknown filter"):
+        ratio.chain(statement, ["broaden"], config=tiny_config, venu="NeurIPS")

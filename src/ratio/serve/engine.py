@@ -32,6 +32,7 @@ from ratio.serve.trained import (
 
 MOVES: tuple[str, ...] = RELATIONS
 MAX_K = 100
+MAX_CHAIN = 5  # moves in one chain (ratio.serve.chain): past a few, the path drifts off-topic
 MAX_QUERY_CHARS = 10_000
 DEFAULT_DENSE_MODEL = "all-MiniLM-L6-v2"
 AUTO = "auto"
@@ -330,12 +331,13 @@ class SearchEngine:
         year_min: int | None = None,
         year_max: int | None = None,
         venue: str | None = None,
-        exclude_paper: str | None = None,
+        exclude_paper: str | Sequence[str] | None = None,
         _memo: dict | None = None,
     ) -> dict[str, Any]:
-        """Top-k candidates for one query and move, after filters, with provenance and context."""
+        """Top-k candidates for one query and move, after filters, with provenance and context.
+        ``exclude_paper`` is one paper id or several (a chain's path)."""
         t0 = time.perf_counter()
-        query = self._check_query(query)
+        query = self.check_query(query)
         if not 1 <= int(k) <= MAX_K:
             raise ServeError(f"k must be between 1 and {MAX_K}, got {k}")
         name, system = self.resolve(retriever, move)
@@ -344,7 +346,7 @@ class SearchEngine:
             # client that states a valid schema request should get a valid answer
             note = f"year_min ({year_min}) > year_max ({year_max}): no year matches"
             return self._response(query, move, k, (name, system), [], t0, note)
-        filters = {"year_min": year_min, "year_max": year_max, "venue": venue}
+        filters: dict[str, Any] = {"year_min": year_min, "year_max": year_max, "venue": venue}
         filters["exclude_paper"] = exclude_paper
         results = [
             {**hit, "retriever": name} for hit in self._ranked(system, query, k, filters, _memo)
@@ -415,14 +417,23 @@ class SearchEngine:
         memo: dict[str, list[dict[str, Any]]] = {}  # a move-agnostic retriever ranks once
         out = {m: self.search(query, m, k, retriever, **filters, _memo=memo) for m in MOVES}
         return {
-            "query": self._check_query(query),
+            "query": self.check_query(query),
             "k": k,
             "moves": out,
             "took_ms": round((time.perf_counter() - t0) * 1000, 2),
         }
 
+    def chain(self, query: str, moves: Sequence[str], **options: Any) -> dict[str, Any]:
+        """Moves applied one after another, each to the previous step's chosen hit; one method
+        so the API, the page, MCP and ``ratio.chain`` run the same code (options and errors:
+        :func:`ratio.serve.chain.run_chain`)."""
+        from ratio.serve.chain import run_chain  # chain.py builds on this module
+
+        return run_chain(self, query, moves, **options)
+
     @staticmethod
-    def _check_query(query: str) -> str:
+    def check_query(query: str) -> str:
+        """The query, stripped; public so a chain refuses the same queries as a search."""
         if not isinstance(query, str) or not query.strip(BLANK):
             raise ServeError("query is empty: give a research statement to search with")
         if len(query) > MAX_QUERY_CHARS:
@@ -476,5 +487,6 @@ class SearchEngine:
             },
             "loaded": {name: round(s.load_s, 3) for (name, _), s in self.store.live.items()},
             "max_k": MAX_K,
+            "max_chain": MAX_CHAIN,
             "max_query_chars": MAX_QUERY_CHARS,
         }
