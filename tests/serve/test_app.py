@@ -1,4 +1,5 @@
-"""The HTTP API: results, the three-move view, service endpoints, bad input, concurrency."""
+"""The HTTP API: results, the three-move view, move chains, service endpoints, bad input,
+concurrency."""
 
 from __future__ import annotations
 
@@ -47,6 +48,47 @@ def test_moves_side_by_side(client):
     assert all(m["move"] == name and len(m["results"]) == 3 for name, m in moves.items())
 
 
+def test_chain_walks_moves_from_the_chosen_results(client, engine):
+    body = {"query": QUERY, "moves": ["broaden", "specify"], "k": 3, "picks": [2]}
+    r = client.post("/chain", json={**body, "prefer_other": "year", "year_min": 2023})
+    assert r.status_code == 200
+    data = r.json()
+    want = engine.chain(
+        QUERY, ["broaden", "specify"], k=3, picks=[2], prefer_other="year", year_min=2023
+    )
+    assert [s["chosen"]["candidate_id"] for s in data["steps"]] == [
+        s["chosen"]["candidate_id"] for s in want["steps"]
+    ]
+    first, second = data["steps"]
+    assert first["chosen"] == first["results"][1] and second["query"] == first["chosen"]["text"]
+    assert (first["system"], second["move"], data["prefer_other"]) == ("bm25", "specify", "year")
+    assert second["chosen"]["url"].startswith("https://openreview.net/forum?id=")
+    assert client.get("/info").json()["max_chain"] == 5
+
+
+@pytest.mark.parametrize(
+    ("body", "message", "loc"),
+    [
+        ({"moves": []}, "moves: List should have at least 1 item", None),
+        ({"moves": ["broaden", "zoom"]}, "moves.1: Input should be 'address', 'broaden' or 'specify'", None),
+        ({"moves": ["broaden"] * 6}, "moves: List should have at most 5 items", None),
+        ({"moves": ["broaden"], "picks": [99]}, "picks.0: rank 99 is out of range: step 1 (broaden) has 3 results", ["picks", "0"]),
+        ({"moves": ["broaden", "specify"], "picks": [1, "c0000"]}, "picks.1: candidate 'c0000' is not among the results", ["picks", "1"]),
+        ({"moves": ["broaden"], "year_min": 2030}, "moves.0: step 1 (broaden) found no result", ["moves", "0"]),
+        ({"moves": ["broaden"], "prefer_other": "colour"}, "prefer_other: Input should be 'none', 'section', 'venue' or 'year'", None),
+        ({"moves": ["broaden"], "exclude_own_paper": "yes"}, "exclude_own_paper: Input should be a valid boolean", None),
+        ({}, "moves: Field required", None),
+    ],
+)  # fmt: skip
+def test_bad_chain_is_422_naming_the_field(client, body, message, loc):
+    r = client.post("/chain", json={"query": QUERY, "k": 3, **body})
+    assert r.status_code == 422
+    assert message in r.json()["error"]
+    if loc:  # the engine's checks answer in the validation errors' shape
+        assert r.json()["detail"][0]["loc"] == loc
+    assert client.get("/health").status_code == 200
+
+
 def test_service_endpoints(client):
     client.post("/search", json={"query": QUERY})
     health = client.get("/health").json()
@@ -60,7 +102,7 @@ def test_service_endpoints(client):
     assert search["requests"] >= 1 and search["by_status"]["200"] >= 1
     assert 0 < search["latency_ms"]["p50"] <= search["latency_ms"]["p95"]
     spec = client.get("/openapi.json").json()
-    assert {"/search", "/moves", "/health", "/metrics", "/info"} <= set(spec["paths"])
+    assert {"/search", "/moves", "/chain", "/health", "/metrics", "/info"} <= set(spec["paths"])
     req = spec["components"]["schemas"]["SearchRequest"]["properties"]
     assert req["k"]["maximum"] == 100 and req["query"]["maxLength"] == 10_000
 

@@ -52,19 +52,38 @@ async def _session(config, calls):
                 return tools, results
 
 
+STATEMENT = "One-run privacy auditing may fail to recover the true privacy parameter."
+CHAIN = {"statement": STATEMENT, "moves": ["broaden", "specify"], "k": 2}
+CALLS = [
+    ("address", {"statement": STATEMENT, "k": 3}),
+    ("specify", {"statement": STATEMENT, "k": 2, "year_max": 2023}),  # test split: 2025 only
+    ("moves", {"statement": STATEMENT, "k": 2}),
+    ("broaden", {"statement": "   "}),
+    ("chain", {**CHAIN, "picks": [2], "prefer_other": "section"}),
+    ("chain", {**CHAIN, "moves": ["broaden", "zoom"]}),
+    ("chain", {**CHAIN, "picks": [7]}),
+    ("chain", {**CHAIN, "moves": ["broaden"] * 6}),
+]
+
+
+@pytest.fixture(scope="module")
+def session(tiny_config):
+    """One server process answers every call of this module (it takes seconds to start)."""
+    return anyio.run(_session, tiny_config, CALLS)
+
+
+def _error(result) -> str:
+    assert _get(result, "is_error", "isError")
+    return result.content[0].text
+
+
 @pytest.mark.slow
-def test_mcp_client_lists_tools_and_calls_moves(tiny_config):
-    statement = "One-run privacy auditing may fail to recover the true privacy parameter."
-    calls = [
-        ("address", {"statement": statement, "k": 3}),
-        ("specify", {"statement": statement, "k": 2, "year_max": 2023}),  # test split: 2025 only
-        ("moves", {"statement": statement, "k": 2}),
-        ("broaden", {"statement": "   "}),
-    ]
-    tools, (address, none, moves, empty) = anyio.run(_session, tiny_config, calls)
+def test_mcp_client_lists_tools_and_calls_moves(tiny_config, session):
+    statement = STATEMENT
+    tools, (address, none, moves, empty, *_) = session
 
     names = {t.name for t in tools.tools}
-    assert names == {"address", "broaden", "specify", "moves"}
+    assert names == {"address", "broaden", "specify", "moves", "chain"}
     by_name = {t.name: t for t in tools.tools}
     assert "statement" in _get(by_name["broaden"], "input_schema", "inputSchema")["properties"]
     assert "general" in by_name["broaden"].description
@@ -82,3 +101,27 @@ def test_mcp_client_lists_tools_and_calls_moves(tiny_config):
     assert _payload(none)["results"] == []
     assert set(_payload(moves)) == {"address", "broaden", "specify"}
     assert _get(empty, "is_error", "isError") and "empty" in empty.content[0].text
+
+
+@pytest.mark.slow
+def test_mcp_chain_tool(tiny_config, session):
+    tools, (*_, chain, unknown, past, long) = session
+    schema = _get(next(t for t in tools.tools if t.name == "chain"), "input_schema", "inputSchema")
+    assert {"statement", "moves", "picks", "prefer_other", "exclude_own_paper"} <= set(
+        schema["properties"]
+    )
+    data = _payload(chain)
+    want = SearchEngine.open(tiny_config, split="test").chain(
+        STATEMENT, ["broaden", "specify"], k=2, picks=[2], prefer_other="section"
+    )
+    assert [s["chosen"]["candidate_id"] for s in data["steps"]] == [
+        s["chosen"]["candidate_id"] for s in want["steps"]
+    ]
+    first, second = data["steps"]
+    assert (first["move"], first["query"], first["system"]) == ("broaden", STATEMENT, "bm25")
+    assert second["query"] == first["chosen"]["text"] == first["results"][1]["text"]
+    assert second["chosen"]["url"].startswith("https://openreview.net/forum?id=")
+    # errors name the field: the schema's (moves.1, moves) and the engine's (picks.0)
+    assert "moves.1" in _error(unknown) and "'address', 'broaden' or 'specify'" in _error(unknown)
+    assert "picks.0: rank 7 is out of range: step 1 (broaden) has 2 results" in _error(past)
+    assert "moves" in _error(long) and "at most 5" in _error(long)

@@ -1,5 +1,6 @@
 """Every shipped config serves, as a user runs it: `ratio serve`, `ratio search`,
-`ratio.search` and the MCP server, each over a tiny real run at the config's own `build.out`.
+`ratio.search`, `ratio.chain` and the MCP server (a move and a chain), each over a tiny real run
+at the config's own `build.out`.
 
 The config file is the shipped one, copied verbatim into a scratch ``configs/`` folder so its
 relative ``build.out`` ("../runs/neurips") lands on the tiny run instead of a real build.
@@ -102,13 +103,24 @@ def test_search_cli_and_python_api(shipped):
     assert out.stdout.startswith(f"specify · {EXPECTED} · top 2") and "  2. " in out.stdout
     try:
         hits = ratio.search(QUERY, move="address", k=4, config=shipped)
+        path = ratio.chain(QUERY, ["broaden", "specify"], k=2, config=shipped)  # same engine
     finally:
         ratio.api.clear_cache()
     assert len(hits) == 4 and all(h["retriever"] == EXPECTED for h in hits)
+    systems = [s["system"] for s in path["steps"]]
+    assert systems == (
+        [f"shipped@{m}" for m in ("broaden", "specify")] if EXPECTED == "shipped" else ["bm25"] * 2
+    )
+    assert path["steps"][1]["query"] == path["steps"][0]["chosen"]["text"]
 
 
 def test_mcp_server(shipped):
-    calls = [("broaden", {"statement": QUERY, "k": 2})]
+    calls = [
+        ("broaden", {"statement": QUERY, "k": 2}),
+        ("chain", {"statement": QUERY, "moves": ["broaden", "specify"], "k": 2}),
+    ]
     tools, results = anyio.run(_session, shipped, calls)
-    assert {"address", "broaden", "specify", "moves"} <= {t.name for t in tools.tools}
+    assert {"address", "broaden", "specify", "moves", "chain"} <= {t.name for t in tools.tools}
     assert len(_payload(results[0])["results"]) == 2
+    steps = _payload(results[1])["steps"]
+    assert [s["move"] for s in steps] == ["broaden", "specify"] and len(steps[1]["results"]) == 2

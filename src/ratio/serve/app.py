@@ -30,8 +30,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ratio import __version__
 from ratio.core.io import RatioError
 from ratio.retrieval.dense import available_cores
+from ratio.serve.chain import PREFER_OTHER, ChainError
 from ratio.serve.engine import (
     BLANK,
+    MAX_CHAIN,
     MAX_K,
     MAX_QUERY_CHARS,
     QUERY_PATTERN,
@@ -41,6 +43,7 @@ from ratio.serve.engine import (
 
 STATIC = Path(__file__).parent / "static"
 Move = Literal["address", "broaden", "specify"]
+PreferOther = Literal[PREFER_OTHER]  # type: ignore[valid-type]
 
 
 def _json_integer(v: Any) -> Any:
@@ -55,6 +58,8 @@ def _json_integer(v: Any) -> Any:
 
 JsonInt = Annotated[int, BeforeValidator(_json_integer)]
 OptJsonInt = Annotated[int | None, BeforeValidator(_json_integer)]
+Rank = Annotated[int, BeforeValidator(_json_integer), Field(ge=1, le=MAX_K)]
+CandidateId = Annotated[str, Field(min_length=1, max_length=200)]
 
 
 class _Filters(BaseModel):
@@ -103,6 +108,33 @@ class SearchRequest(_Filters):
     )
 
 
+class ChainRequest(_Filters):
+    moves: list[Move] = Field(
+        ...,
+        min_length=1,
+        max_length=MAX_CHAIN,
+        description="The moves in order; each after the first searches the sentence the step "
+        f"before chose. At most {MAX_CHAIN}.",
+        examples=[["broaden", "specify"]],
+    )
+    picks: list[Rank | CandidateId | None] | None = Field(
+        None,
+        max_length=MAX_CHAIN,
+        description="Per step, the result that continues the chain: its rank (default 1) or "
+        "its candidate_id. At most one per move.",
+    )
+    exclude_own_paper: Annotated[bool, Field(strict=True)] = Field(
+        True,
+        description="Leave out the papers already on the path: the statement's own (when it "
+        "is a sentence of the pool) and each chosen result's.",
+    )
+    prefer_other: PreferOther = Field(
+        "none",
+        description="Rank results from another section category / venue / year than the "
+        "previous step's sentence first, keeping their order otherwise.",
+    )
+
+
 class Context(BaseModel):
     prev: str | None = Field(None, description="The sentence before, same paragraph.")
     next: str | None = Field(None, description="The sentence after, same paragraph.")
@@ -143,6 +175,33 @@ class MovesResponse(BaseModel):
     took_ms: float
 
 
+class ChainStep(BaseModel):
+    step: int
+    move: Move
+    query: str = Field(
+        description="The text this step searched: the statement, then each chosen hit's."
+    )
+    retriever: str
+    system: str = Field(description="The system that ranked, e.g. 'shipped@broaden', 'bm25'.")
+    note: str | None = None
+    excluded_papers: list[str]
+    results: list[Hit]
+    pick: int | str
+    chosen: Hit
+    took_ms: float
+
+
+class ChainResponse(BaseModel):
+    query: str
+    moves: list[Move]
+    k: int
+    exclude_own_paper: bool
+    prefer_other: PreferOther
+    own_paper: str | None
+    steps: list[ChainStep]
+    took_ms: float
+
+
 class ErrorResponse(BaseModel):
     error: str
     detail: list[dict[str, Any]] | None = None
@@ -150,7 +209,11 @@ class ErrorResponse(BaseModel):
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorResponse, "description": "Malformed request body."},
-    422: {"model": ErrorResponse, "description": "Invalid field (empty query, bad move, k...)."},
+    422: {
+        "model": ErrorResponse,
+        "description": "Invalid field (empty query, bad move, k...; for /chain also a pick "
+        "past a step's results, or a step with no result).",
+    },
     503: {"model": ErrorResponse, "description": "A retriever could not be loaded."},
 }
 
@@ -298,6 +361,12 @@ def create_app(engine: SearchEngine) -> FastAPI:
     async def _serve_error(request: Request, exc: ServeError):
         return JSONResponse({"error": str(exc)}, exc.status)
 
+    @app.exception_handler(ChainError)
+    async def _chain_error(request: Request, exc: ChainError):
+        # the shape of a validation error, so a client reads a bad pick like a bad k
+        detail = [{"loc": exc.field.split("."), "msg": exc.reason, "type": "chain"}]
+        return JSONResponse({"error": str(exc), "detail": detail}, exc.status)
+
     @app.exception_handler(RatioError)
     async def _ratio_error(request: Request, exc: RatioError):
         return JSONResponse({"error": f"retriever unavailable: {exc}"}, 503)
@@ -310,6 +379,7 @@ def create_app(engine: SearchEngine) -> FastAPI:
     )
     search_model = create_model("SearchRequest", __base__=SearchRequest, retriever=retriever_field)
     moves_model = create_model("MovesRequest", __base__=_Filters, retriever=retriever_field)
+    chain_model = create_model("ChainRequest", __base__=ChainRequest, retriever=retriever_field)
 
     def search(req: SearchRequest) -> Response:
         """Top-k inspirations for one statement and one ideation move."""
@@ -319,11 +389,22 @@ def create_app(engine: SearchEngine) -> FastAPI:
         """Address, Broaden and Specify side by side for one statement."""
         return _json(engine.moves(req.query, req.k, req.retriever, **req.filters()))
 
+    def chain(req: ChainRequest) -> Response:
+        """Moves one after another, each from the result the step before chose."""
+        options = req.model_dump(include={"picks", "exclude_own_paper", "prefer_other"})
+        return _json(
+            engine.chain(
+                req.query, req.moves, k=req.k, retriever=req.retriever, **options, **req.filters()
+            )
+        )
+
     # real classes, not the strings `from __future__ import annotations` leaves behind
     search.__annotations__ = {"req": search_model, "return": Response}
     moves.__annotations__ = {"req": moves_model, "return": Response}
+    chain.__annotations__ = {"req": chain_model, "return": Response}
     app.post("/search", response_model=SearchResponse, responses=ERRORS, tags=["search"])(search)
     app.post("/moves", response_model=MovesResponse, responses=ERRORS, tags=["search"])(moves)
+    app.post("/chain", response_model=ChainResponse, responses=ERRORS, tags=["search"])(chain)
 
     @app.get("/info", tags=["service"])
     def info() -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """An MCP tool server so agents can ask for inspirations: tools ``address``, ``broaden``,
-``specify`` and ``moves`` over the same engine as the HTTP API (stdio transport).
+``specify``, ``moves`` and ``chain`` over the same engine as the HTTP API (stdio transport).
 
 Run ``ratio mcp --config FILE`` (or ``python -m ratio.serve.mcp_server --config FILE``)
 and register that command with an MCP client; see docs/serve.md.
@@ -13,12 +13,13 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from ratio.core.io import RatioError
-from ratio.serve.engine import MAX_K, MAX_QUERY_CHARS, MOVES, SearchEngine
+from ratio.serve.chain import PREFER_OTHER
+from ratio.serve.engine import MAX_CHAIN, MAX_K, MAX_QUERY_CHARS, MOVES, SearchEngine
 
 INSTRUCTIONS = (
     "Ratio retrieves sentences from scientific papers that suggest a next ideation move for a "
@@ -37,6 +38,11 @@ DESCRIPTIONS = {
     "specify": "Find concrete instances, mechanisms or examples that instantiate `statement` "
     "(zoom in).",
     "moves": "Address, Broaden and Specify side by side for one `statement`.",
+    "chain": "Follow a path of moves from `statement`, e.g. moves=['broaden', 'specify']: each "
+    "step searches the sentence the step before chose (`picks`: per step a rank, default 1, or "
+    f"a candidate_id of that step's results). At most {MAX_CHAIN} moves. By default no step "
+    "returns a sentence from a paper already on the path (`exclude_own_paper`); `prefer_other` "
+    "(section, venue or year) ranks results from another one than the previous step's first.",
 }
 
 
@@ -77,10 +83,19 @@ Statement = Annotated[
 ]
 K = Annotated[int, Field(ge=1, le=MAX_K, description="How many results.")]
 Year = Annotated[int | None, Field(ge=0, le=9999)]
+Moves = Annotated[
+    list[Literal[MOVES]],  # type: ignore[valid-type]
+    Field(min_length=1, max_length=MAX_CHAIN, description="The moves, in order."),
+]
+Picks = Annotated[
+    list[int | str | None] | None,
+    Field(description="Per step, the result that continues: a rank (default 1) or a candidate_id."),
+]
+PreferOther = Literal[PREFER_OTHER]  # type: ignore[valid-type]
 
 
 def build_server(get_engine: Callable[[], SearchEngine]):
-    """The MCP server object with one tool per move plus ``moves`` (all three)."""
+    """The MCP server object with one tool per move, ``moves`` (all three) and ``chain``."""
     server_class, tool_error = _sdk()
     server = server_class(name="ratio", instructions=INSTRUCTIONS)
 
@@ -120,9 +135,47 @@ def build_server(get_engine: Callable[[], SearchEngine]):
         tool.__name__ = name  # the SDK names the tool's argument schema after it
         return tool
 
+    def chain(
+        statement: Statement,
+        moves: Moves,
+        picks: Picks = None,
+        k: K = 5,
+        exclude_own_paper: bool = True,
+        prefer_other: PreferOther = "none",
+        year_min: Year = None,
+        year_max: Year = None,
+        venue: str | None = None,
+        exclude_paper: str | None = None,
+        retriever: str | None = None,
+    ) -> dict[str, Any]:
+        res = run(
+            get_engine().chain,
+            statement,
+            moves,
+            picks=picks,
+            k=k,
+            retriever=retriever,
+            exclude_own_paper=exclude_own_paper,
+            prefer_other=prefer_other,
+            year_min=year_min,
+            year_max=year_max,
+            venue=venue,
+            exclude_paper=exclude_paper,
+        )
+        steps = [
+            {
+                **{c: s[c] for c in ("step", "move", "query", "system", "retriever", "note")},
+                "results": [_compact(h) for h in s["results"]],
+                "chosen": _compact(s["chosen"]),
+            }
+            for s in res["steps"]
+        ]
+        return {"moves": res["moves"], "own_paper": res["own_paper"], "steps": steps}
+
     for name in (*MOVES, "moves"):
         tool = make_tool(name, 5 if name == "moves" else 10)
         server.add_tool(tool, name=name, description=DESCRIPTIONS[name])
+    server.add_tool(chain, name="chain", description=DESCRIPTIONS["chain"])
     return server
 
 
