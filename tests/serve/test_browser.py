@@ -1,6 +1,7 @@
 """End-to-end: the web page in headless Chromium (Debian's /usr/bin/chromium via Playwright).
 
-Set RATIO_UPDATE_SCREENSHOT=1 to also refresh docs/img/serve.png from this run.
+Set RATIO_UPDATE_SCREENSHOT=1 to also refresh docs/img/serve.png and docs/img/chain.png from
+this run.
 """
 
 from __future__ import annotations
@@ -109,13 +110,7 @@ def test_three_moves_screenshot_and_export(page, tmp_path):
     ).click()  # fold the options again: more results on screen
     page.locator("#go").click()
     page.wait_for_selector(".columns section.column >> nth=2")
-    shot = tmp_path / "serve.png"
-    page.screenshot(path=str(shot), full_page=False)
-    assert shot.stat().st_size > 20_000
-    if os.environ.get("RATIO_UPDATE_SCREENSHOT"):
-        dest = REPO_ROOT / "docs" / "img" / "serve.png"
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(shot, dest)
+    _save_screenshot(page, tmp_path, "serve.png")
 
     with page.expect_download() as dl:
         page.locator('#export button[data-export="json"][data-action="download"]').click()
@@ -125,10 +120,79 @@ def test_three_moves_screenshot_and_export(page, tmp_path):
         page.locator('#export button[data-export="bib"][data-action="download"]').click()
     bib = Path(dl.value.path()).read_text()
     assert bib.count("@misc{") >= 1 and "title = {" in bib
+    assert bib.count("url = {https://openreview.net/forum?id=") == bib.count("@misc{")
     with page.expect_download() as dl:
         page.locator('#export button[data-export="md"][data-action="download"]').click()
     md = Path(dl.value.path()).read_text()
     assert md.startswith("# Inspirations for:") and "## Specify" in md
+    assert "](https://openreview.net/forum?id=" in md  # the paper id links to its page
+    # and in the page itself
+    link = page.locator("li.hit .prov a.paper").first
+    assert link.get_attribute("href") == f"https://openreview.net/forum?id={link.inner_text()}"
+    assert link.get_attribute("rel") == "noopener noreferrer"
+
+
+def _save_screenshot(pg, tmp_path, name: str) -> None:
+    shot = tmp_path / name
+    pg.screenshot(path=str(shot), full_page=False)
+    assert shot.stat().st_size > 20_000
+    if os.environ.get("RATIO_UPDATE_SCREENSHOT"):
+        dest = REPO_ROOT / "docs" / "img" / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, dest)
+
+
+def test_two_step_chain_in_the_page(page, tmp_path):
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.locator("#query").fill(STATEMENT)
+    page.locator('.move[data-move="broaden"]').click()  # a statement is there: it searches
+    page.wait_for_selector('section.column[data-move="broaden"] li.hit')
+    expect(page.locator("#chain")).to_be_hidden()
+    # step 1: click the second result, take Specify from it
+    second = _cards(page, "broaden").nth(1)
+    chosen = second.get_attribute("data-candidate")
+    chosen_text = page.evaluate(
+        "(id) => state.last.moves.broaden.results.find((h) => h.candidate_id === id).text", chosen
+    )
+    second.locator(".text").click()
+    second.locator('.next button[data-move="specify"]').click()
+    page.wait_for_selector('section.column[data-move="specify"] li.hit')
+    path = page.locator("#path > li")
+    expect(path).to_have_count(3)  # the statement, step 1 with its chosen sentence, step 2
+    assert STATEMENT in path.nth(0).inner_text()
+    assert "1. Broaden" in path.nth(1).inner_text() and chosen_text in path.nth(1).inner_text()
+    assert (
+        path.nth(1)
+        .locator("a.paper")
+        .get_attribute("href")
+        .startswith("https://openreview.net/forum?id=")
+    )
+    assert "2. Specify" in path.nth(2).inner_text() and "results below" in path.nth(2).inner_text()
+    result = page.evaluate("state.chainResult")
+    assert result["moves"] == ["broaden", "specify"]
+    assert result["steps"][0]["chosen"]["candidate_id"] == chosen
+    assert result["steps"][1]["query"] == chosen_text
+    step1_paper = result["steps"][0]["chosen"]["paper_id"]
+    assert step1_paper not in {h["paper_id"] for h in result["steps"][1]["results"]}
+    assert "Step 2:" in page.locator("#status").inner_text()
+    # step 3 is offered from step 2's results; the screenshot shows the path of two moves
+    _cards(page, "specify").first.locator(".text").click()
+    expect(_cards(page, "specify").first.locator(".next button")).to_have_count(3)
+    _save_screenshot(page, tmp_path, "chain.png")
+
+    # the path copies as text and as JSON
+    page.locator('#chain button[data-path="text"]').click()
+    expect(page.locator("#status")).to_contain_text("Copied the path as text")
+    text = page.evaluate("navigator.clipboard.readText()")
+    assert text.startswith(f"Statement: {STATEMENT}\n1. Broaden [bm25] -> {chosen_text}\n")
+    assert "2. Specify [bm25] -> " in text and "https://openreview.net/forum?id=" in text
+    page.locator('#chain button[data-path="json"]').click()
+    expect(page.locator("#status")).to_contain_text("Copied the path as JSON")
+    assert json.loads(page.evaluate("navigator.clipboard.readText()")) == result
+    # a new search leaves the path
+    page.locator("#query").press("Enter")
+    page.wait_for_selector('section.column[data-move="broaden"] li.hit')
+    expect(page.locator("#chain")).to_be_hidden()
 
 
 def test_user_text_is_escaped_and_errors_are_shown(page):

@@ -10,7 +10,8 @@ const HINTS = {
   specify: "concrete instances and narrower cases",
 };
 
-const state = { move: "address", last: null, busy: false };
+// chain: the path being walked ({ query, moves, picks }) and its last /chain answer
+const state = { move: "address", last: null, busy: false, chain: null, chainResult: null, maxChain: 5 };
 const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs, ...children) {
@@ -40,6 +41,18 @@ function setStatus(text, isError) {
   s.classList.toggle("error", Boolean(isError));
 }
 
+// A link only to the web: a url from a metadata file must never run script (javascript:).
+function safeUrl(url) {
+  return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null;
+}
+
+function paperNode(hit) {
+  const url = safeUrl(hit.url);
+  const id = hit.paper_id || "";
+  if (!url) return id;
+  return el("a", { class: "paper", href: url, target: "_blank", rel: "noopener noreferrer", title: url }, id || url);
+}
+
 function requestBody() {
   const body = { query: $("query").value, k: Number($("k").value) };
   const r = $("retriever").value;
@@ -63,6 +76,7 @@ async function search() {
     return;
   }
   if (state.busy) return;
+  clearChain();
   state.busy = true;
   $("go").disabled = true;
   setStatus("Searching…");
@@ -105,11 +119,25 @@ function hitNode(hit) {
     el("span", { class: "title" }, hit.title || "(untitled)"),
     where ? ` (${where})` : "",
     hit.section ? ` · §${hit.section}` : "",
-    ` · ${hit.paper_id || ""}`,
+    " · ",
+    paperNode(hit),
   );
-  const li = el("li", { class: "hit", tabindex: "0", "data-candidate": hit.candidate_id }, text);
+  const li = el(
+    "li",
+    { class: "hit", tabindex: "0", "data-candidate": hit.candidate_id, title: "Click to continue a path of moves from this sentence" },
+    text,
+  );
   if (ctx.childNodes.length) li.append(ctx);
   li.append(prov);
+  li.addEventListener("click", (e) => {
+    if (!e.target.closest("a, button")) selectHit(li, hit);
+  });
+  li.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && e.target === li) {
+      e.preventDefault();
+      selectHit(li, hit);
+    }
+  });
   return li;
 }
 
@@ -145,10 +173,132 @@ function render(data) {
   $("export").hidden = false;
 }
 
+// ------------------------------------------------------------ move chains
+
+function clearChain() {
+  state.chain = null;
+  state.chainResult = null;
+  $("chain").hidden = true;
+  $("path").replaceChildren();
+}
+
+// The next-move choice, shown inside the clicked result: the path continues from its sentence.
+function selectHit(li, hit) {
+  for (const n of document.querySelectorAll("li.hit.selected")) n.classList.remove("selected");
+  for (const n of document.querySelectorAll(".next")) n.remove();
+  li.classList.add("selected");
+  const move = li.closest("section.column").dataset.move;
+  const base = state.chain || { query: state.last.query, moves: [], picks: [] };
+  const moves = base.moves.length ? base.moves : [move];
+  const bar = el("div", { class: "next", role: "group", "aria-label": "Next move from this sentence" });
+  if (moves.length >= state.maxChain) {
+    bar.append(el("span", {}, `The path has ${moves.length} moves, the most a chain takes.`));
+  } else {
+    bar.append(el("span", { class: "lab" }, "Next move from here:"));
+    for (const m of MOVES) {
+      const b = el("button", { type: "button", class: `next-move ${m}`, "data-move": m }, LABELS[m]);
+      b.addEventListener("click", () => runChain(
+        { query: base.query, moves: [...moves, m], picks: [...base.picks, hit.candidate_id] },
+      ));
+      bar.append(b);
+    }
+  }
+  li.append(bar);
+  const first = bar.querySelector("button");
+  if (first) first.focus();
+}
+
+async function runChain(chain) {
+  if (state.busy) return;
+  state.busy = true;
+  setStatus(`Walking ${chain.moves.length} moves…`);
+  const body = requestBody();
+  delete body.query;
+  Object.assign(body, chain, {
+    prefer_other: $("prefer_other").value,
+    exclude_own_paper: $("exclude_own_paper").checked,
+  });
+  try {
+    const resp = await fetch("/chain", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const data = await resp.json().catch(() => ({ error: `HTTP ${resp.status}` }));
+    if (!resp.ok) {
+      setStatus(`Error: ${data.error || resp.statusText}`, true);
+      return;
+    }
+    state.chain = chain;
+    state.chainResult = data;
+    const last = data.steps[data.steps.length - 1];
+    state.last = { query: data.query, k: data.k, moves: { [last.move]: last }, took_ms: data.took_ms };
+    renderPath(data);
+    render(state.last);
+    const n = last.results.length;
+    setStatus(`Step ${last.step}: ${n} result${n === 1 ? "" : "s"} in ${Math.round(data.took_ms)} ms · click one to go on`);
+  } catch (err) {
+    setStatus(`Error: ${err.message || err}`, true);
+  } finally {
+    state.busy = false;
+  }
+}
+
+function renderPath(data) {
+  const ol = $("path");
+  ol.replaceChildren(el("li", { class: "start" }, el("span", { class: "lab" }, "Statement"), data.query));
+  for (const s of data.steps) {
+    const last = s.step === data.steps.length;
+    const item = el("li", { class: `step ${s.move}` }, el("span", { class: `lab ${s.move}` }, `${s.step}. ${LABELS[s.move]}`));
+    item.append(el("span", { class: "system", title: "the system that ranked this step" }, s.system));
+    if (last) {
+      item.append(el("span", { class: "open" }, `${s.results.length} results below`));
+    } else {
+      const c = s.chosen;
+      item.append(
+        el("span", { class: "chosen" }, `“${c.text}”`),
+        el("span", { class: "src" }, ` ${c.title || "(untitled)"}${c.year ? ` (${c.year})` : ""} · `, paperNode(c)),
+      );
+    }
+    ol.append(item);
+  }
+  $("chain").hidden = false;
+}
+
+// The path as plain text: the statement, then each step's move, system and chosen sentence.
+function pathText(data) {
+  const lines = [`Statement: ${data.query}`];
+  for (const s of data.steps) {
+    const c = s.chosen;
+    const where = [c.title || "untitled", c.year, c.venue].filter(Boolean).join(", ");
+    const pick = s.step === data.steps.length && s.pick === 1 ? "top result" : `rank ${c.rank}`;
+    lines.push(`${s.step}. ${LABELS[s.move]} [${s.system}] -> ${c.text}`);
+    lines.push(`   (${pick}; ${where}; ${c.url || c.paper_id || ""})`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+async function onPathCopy(ev) {
+  const b = ev.target.closest("button[data-path]");
+  if (!b || !state.chainResult) return;
+  if (b.dataset.path === "clear") {
+    search(); // back to the statement's own results; search() forgets the path
+    return;
+  }
+  const text = b.dataset.path === "json" ? JSON.stringify(state.chainResult, null, 2) : pathText(state.chainResult);
+  const ok = await copyText(text);
+  setStatus(ok ? `Copied the path as ${b.dataset.path === "json" ? "JSON" : "text"}` : "Copy failed: select and copy by hand", !ok);
+}
+
 // ------------------------------------------------------------ export
 
 function bibEscape(s) {
   return String(s ?? "").replace(/[{}\\]/g, "");
+}
+
+// A Markdown link target ends at ")" or a space: those are percent-encoded (a DOI may hold them).
+function mdUrl(url) {
+  return url.replace(/[()\s]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);
 }
 
 function asMarkdown(data) {
@@ -160,7 +310,9 @@ function asMarkdown(data) {
     for (const h of r.results) {
       const where = [h.year, h.venue].filter(Boolean).join(", ");
       lines.push(`${h.rank}. ${h.text}`);
-      lines.push(`   — *${h.title || "untitled"}*${where ? ` (${where})` : ""}${h.section ? `, §${h.section}` : ""} [${h.paper_id}]`);
+      const url = safeUrl(h.url);
+      const id = url ? `[${h.paper_id || url}](${mdUrl(url)})` : `[${h.paper_id}]`;
+      lines.push(`   — *${h.title || "untitled"}*${where ? ` (${where})` : ""}${h.section ? `, §${h.section}` : ""} ${id}`);
     }
     lines.push("");
   }
@@ -186,6 +338,7 @@ function asBibtex(data) {
       `@misc{${key},\n  title = {${bibEscape(hit.title || "untitled")}},\n` +
         (hit.year ? `  year = {${hit.year}},\n` : "") +
         (hit.venue ? `  howpublished = {${bibEscape(hit.venue)}},\n` : "") +
+        (safeUrl(hit.url) ? `  url = {${bibEscape(hit.url)}},\n` : "") +
         `  note = {paper id ${bibEscape(id)}; retrieved by Ratio for ${[...moves].join(", ")}}\n}`,
     );
   }
@@ -239,6 +392,7 @@ async function onExport(ev) {
 async function loadInfo() {
   try {
     const info = await (await fetch("/info")).json();
+    state.maxChain = info.max_chain || state.maxChain;
     const sel = $("retriever");
     for (const name of info.retrievers) {
       if (name === "auto") continue;
@@ -279,6 +433,7 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
   $("export").addEventListener("click", onExport);
+  $("chain").addEventListener("click", onPathCopy);
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || isTyping(e.target)) return;
     const map = { 1: "address", 2: "broaden", 3: "specify", a: "all", A: "all" };
