@@ -41,10 +41,12 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(params=SHIPPED, ids=lambda p: p.name)
-def shipped(request, tmp_path):
-    """The shipped config copied to ``tmp/configs/`` with a tiny run where it points."""
-    cfg_path = tmp_path / "configs" / request.param.name
+@pytest.fixture(scope="module", params=SHIPPED, ids=lambda p: p.name)
+def shipped(request, tmp_path_factory):
+    """The shipped config copied to ``tmp/configs/`` with a tiny run where it points, one per
+    config for the module's three front ends: the first one to start indexes the pool, the
+    others load that index, as a user's second command does."""
+    cfg_path = tmp_path_factory.mktemp(request.param.stem) / "configs" / request.param.name
     cfg_path.parent.mkdir()
     shutil.copy(request.param, cfg_path)
     write_tiny_run(load_config(cfg_path).resolve(load_config(cfg_path).build.out))
