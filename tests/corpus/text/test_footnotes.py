@@ -26,11 +26,18 @@ CIRCUIT = (
     " value on an input x if and only if S n ( x ) = 1 .\n\n"
     "6 Smoothing a decomposable PC takes polynomial (worst-case quadratic) time [8].\n\n"
 )
-# 0QNmAvQQqj (docling): "is 4," is a value although the paper has a footnote 4 a page later.
+# 0QNmAvQQqj (docling): "is 4," is a value although the paper has a footnote 4 a page later;
+# 9osvTOYbT4 (docling): "interval 2," is a setting, beside a footnote 2.
 HOPS = (
     "However, since the maximum number of reasoning hops required by our datasets is 4,"
     " additional layers beyond this offer limited benefit.\n\n"
     "4 https://platform.openai.com/docs/models/o4-mini\n\n"
+)
+INTERVAL = (
+    "When comparing validation accuracy under the same wall-clock time, interval 5 achieves the"
+    " highest performance, followed by interval 2, while interval 100 performs the worst.\n\n"
+    "2 Evaluation time is also included in the reported wall-clock time. The model is evaluated"
+    " every 10 iterations.\n\n"
 )
 
 
@@ -50,6 +57,7 @@ def test_the_footnote_text_itself_is_kept():
 
 def test_values_stay():
     assert strip_footnote_marks(HOPS) == HOPS  # after "is": a value
+    assert strip_footnote_marks(INTERVAL) == INTERVAL  # after "interval": a setting
     # without the footnote there is no evidence for a mark
     text = GLARE.split("\n\n")[0]
     assert strip_footnote_marks(text) == text

@@ -78,6 +78,13 @@ from ratio.corpus.text.runin import heading_only, split_runin, strip_runin
             "Theorem 1 (Curvature of the Polyak surrogate)",
             "Let f ( x ) be convex",
         ),
+        (
+            "004uTlSufe",
+            "Proposition A.8 (Classic Auditing is Valid) . Classic auditing is a valid"
+            " guessing-based auditing method.",
+            "Proposition A.8 (Classic Auditing is Valid)",
+            "Classic auditing is",
+        ),
         # Nougat: bold or italic heads, and heads glued to the sentence
         (
             "2ep5PXEZiw",
@@ -128,6 +135,13 @@ def test_run_in_heading_is_cut(paper, text, head, rest):
         ("004uTlSufe", "Consider the All or Nothing algorithm (AON p), which outputs its entire"),
         ("0N73P8pH2l", "From Lemma B.6, the elements of [MATH] will approximately follow"),
         ("0xFgYI6oZr", "By Theorem E.3 with | D | = O (ε -2 k log(k)), d = k, we have that"),
+        ("9Hweh7Wx8R", "Substituting Assumption A1 into the above yields:"),
+        # a label that is the sentence's subject
+        (
+            "004uTlSufe",
+            "Lemma A.18 uses the above lemma to show that classic auditing is asymptotically tight",
+        ),
+        ("004uTlSufe", "Proposition D.2). Therefore,"),
         # bold spans that start a sentence, not a heading
         ("090ORrOAPL", "**Out-of-distribution detection** can be formulated as a binary"),
         ("0jZH883i34", "**Tab. 4** illustrates the transfer learning accuracy of the unlearned"),

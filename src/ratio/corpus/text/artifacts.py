@@ -24,7 +24,8 @@ than its repair and its rate after the repairs counts what they left. What each 
   counted here; the repair finds them with the paper's footnotes.
 * ``words`` - a joined or split word: a lowercase token of six or more letters that is no word
   (pyspellchecker, and at most one paper of the corpus vocabulary ``words.corpus_vocabulary``)
-  but splits into two corpus words of 30+ papers each ("lowquality", "targetconditioned",
+  but splits into two corpus words of 30+ papers each, the first no bound prefix ("pre", "sub",
+  "eigen") and the second no suffix ("ability") ("lowquality", "targetconditioned",
   "reducedto"); a placeholder glued to a word ("conversion[CIT]", "[MATH]norm"); capitals
   split at a "V", four characters at least and not in a script ("V AD", "JA V", "CA VP"); a
   small-caps break whose joined form is an English word and whose
@@ -52,7 +53,7 @@ from collections.abc import Iterable
 from ratio.corpus.text.flatmath import lost_structure
 from ratio.corpus.text.footnotes import TAKES_NUMBER
 from ratio.corpus.text.hyphens import english_words, is_word
-from ratio.corpus.text.words import FUNCTION_TAILS, MIN_PART_DF, corpus_vocabulary
+from ratio.corpus.text.words import FUNCTION_TAILS, MIN_PART_DF, SUFFIX_TAILS, corpus_vocabulary
 
 KINDS: dict[str, str] = {
     "heading": "(a) heading fused into the sentence, or a heading-only sentence",
@@ -89,7 +90,14 @@ _AFTER_SENTENCE = re.compile(r"[a-z][.!?] \d{1,2} [A-Z][a-z]")
 # Lowercase names that carry a number of their own ("relu6", "conv3", "cifar10").
 _NUMBERED_NAMES = frozenset("conv relu gelu silu float uint bits fold cuda mnist cifar wmt".split())
 
-_TOKEN = re.compile(r"(?<![\w\-\[])[a-z]{6,}(?![\w\-\]])")
+_TOKEN = re.compile(r"(?<![\w\-\[/.@])[a-z]{6,}(?![\w\-\]/@])")
+# Bound prefixes and suffixes make closed words ("prefilling", "submixtures", "eigenprojections",
+# "selectability") that are rare, not broken.
+_PREFIXES = frozenset(
+    "pre sub re un non over under back bit eigen semi multi co inter intra super hyper mis out up"
+    " down counter mid micro macro mini meta poly auto bi tri uni de dis en ex extra ultra post"
+    " anti proto trans".split()
+)
 _GLUED_PLACEHOLDER = re.compile(r"[A-Za-z]\[(?:CIT|MATH)\]|\[(?:CIT|MATH)\][A-Za-z]{3}")
 # three letters at least: "X V", "V T" are variables; scripts ("∇_θ^X V^π") are math
 _KERNED = re.compile(
@@ -145,7 +153,7 @@ def joined_word(token: str) -> bool:
         return False
     for i in range(3, len(token) - 1):
         a, b = token[:i], token[i:]
-        if len(b) < 3 and b not in FUNCTION_TAILS:
+        if (len(b) < 3 and b not in FUNCTION_TAILS) or a in _PREFIXES or b in SUFFIX_TAILS:
             continue
         if vocab.get(a, 0) >= MIN_PART_DF and vocab.get(b, 0) >= MIN_PART_DF:
             return True

@@ -56,7 +56,7 @@ TAKES_NUMBER = frozenset(
     first last every each per around approximately nearly exactly least most equal equals
     between within up down after before into onto times since until among set k n volume vol
     value values index weight score rate ratio factor scale constant parameter threshold budget
-    probability near being exceeds exceed reaches reach
+    probability near being exceeds exceed reaches reach interval window horizon variant
     """.split()
 )
 

@@ -51,9 +51,10 @@ _LABEL = re.compile(
     r"^(?P<head>(?:Theorem|Lemma|Proposition|Corollary|Definition|Assumption|Remark|Example"
     r"|Conjecture|Claim|Fact|Observation|Problem|Property|Hypothesis|Condition)"
     r"[ \t]+(?:[A-Z](?:\.\d+)+|[A-Z]?\d+(?:\.\d+)*[a-z]?)(?:[ \t]*\([^()\n]{1,100}\))?)"
-    r"[ \t]*[.:]?[ \t]+(?=[A-Z])"
+    r"[ \t]*[.:]?[ \t]+(?=[A-Z(])"
 )
 _TOKEN = re.compile(r"\S+")
+_LABEL_REF = re.compile(r"[A-Z]?\d|[A-Z]\.\d")
 _FUNCTION = frozenset(
     "a an the of and or for in on with to via vs vs. from by at as into over under".split()
 )
@@ -162,10 +163,12 @@ def split_runin(text: str) -> tuple[str, str] | None:
         if rest and _not_a_sentence(m.group("head")) and starts and (ended or not glued):
             return m.group("head").strip(), rest
         return None
-    for pattern in (_GLUED, _LABEL):
-        m = pattern.match(text)
-        if m and _not_a_sentence(m.group("head")):
-            return m.group("head"), text[m.end() :].lstrip(".: \t")
+    m = _GLUED.match(text)
+    if m and _not_a_sentence(m.group("head")):
+        return m.group("head"), text[m.end() :].lstrip(".: \t")
+    m = _LABEL.match(text)  # its name may read as a sentence: "(Classic Auditing is Valid)"
+    if m:
+        return m.group("head"), text[m.end() :]
     m = _GLUED_OPENER.match(text)
     if m and _title_phrase(m.group("head").split()):
         return m.group("head"), text[m.end() :]
@@ -193,6 +196,7 @@ def _ended_head(text: str) -> tuple[str, str] | None:
             and not any(t in _OPENERS for t in head)
             and _title_phrase(head)
             and nxt[:1].isupper()
+            and not _LABEL_REF.match(nxt)  # "Substituting Assumption A1 into ...": a reference
             and categorize(" ".join(head)) != "other"
         ):
             return " ".join(head), text[len(" ".join(head)) :].lstrip()

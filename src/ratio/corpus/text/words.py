@@ -68,7 +68,7 @@ FUNCTION_WORDS = frozenset(
 COMPOUNDING = 20  # a part of this many hyphenated compounds of the vocabulary forms compounds
 DOMINANCE = 10  # the corpus writes the compound this many times more often than the joined form
 # Suffixes that are words of their own ("match" + "ability"): no evidence of a lost break.
-_SUFFIX_TAILS = frozenset("ability ably ness ment ity ship hood ize ise ized ization".split())
+SUFFIX_TAILS = frozenset("ability ably ness ment ity ship hood ize ise ized ization".split())
 
 # Math and LaTeX commands hold tokens that are no words ("\mathrm{argmax}", "\(x\)").
 _MATH = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]|\$\$.*?\$\$|\$[^$\n]*\$", re.S)
@@ -156,7 +156,7 @@ def split_joined(word: str, paper: _Paper | None = None) -> str | None:
     best: tuple[tuple[int, int, int], str, str] | None = None
     for i in range(3, len(low) - 1):
         a, b = low[:i], low[i:]
-        if (len(b) < 3 and b not in FUNCTION_TAILS) or b in _SUFFIX_TAILS:
+        if (len(b) < 3 and b not in FUNCTION_TAILS) or b in SUFFIX_TAILS:
             continue
         da, db = vocab.get(a, 0), vocab.get(b, 0)
         if da < MIN_PART_DF or db < MIN_PART_DF:
