@@ -93,6 +93,13 @@ from ratio.corpus.text.clean import clean_inline
             " holds that,_",
             "Based on the exact errors in Lemma 1, it's natural that if n_i > n_j, it holds that,",
         ),
+        # a rendered formula that opens a sentence must start as the splitter expects (0N73P8pH2l)
+        (
+            r"\(N\) is the number of LSCs, \(c_{3}\) is a small constant. \(n\) is the size of the"
+            " training set",
+            "N is the number of LSCs, c_3 is a small constant. [MATH] is the size of the training"
+            " set",
+        ),
         # a citation glued to the word before it (BtCrHwiBHP)
         (
             "can be reducedto online learning via the _online to batch conversion_[7]. Roughly",

@@ -19,6 +19,7 @@ import re
 from collections import Counter
 
 from ratio.corpus.text.flatmath import render_tex, replace_flattened
+from ratio.corpus.text.segment import after_sentence_end, can_start
 
 MATH = "[MATH]"
 CIT = "[CIT]"
@@ -133,12 +134,15 @@ def clean_inline(paragraph: str, markup: str = "markdown") -> str:
     held: list[str] = []
 
     def hold(m: re.Match[str]) -> str:
-        """The formula as text, held back, or ``[MATH]`` (display math always)."""
+        """The formula as text, held back, or ``[MATH]`` (display math always, and a formula
+        opening a sentence that the splitter would not see start: "... convex. x is")."""
         tex = m.group(0)
         if tex.startswith(("\\[", "$$")):
             return MATH
         text = render_tex(tex[2:-2] if tex.startswith("\\(") else tex[1:-1])
         if text is None:
+            return MATH
+        if not can_start(text) and after_sentence_end(m.string[max(0, m.start() - 8) : m.start()]):
             return MATH
         held.append(text)
         return f"\ue000{len(held) - 1}\ue001"
