@@ -13,14 +13,16 @@ where the source shows it was a heading:
 * **a missing space**, Nougat's sign of a run-in heading: "Setup.We evaluate ...", "Linear
   models.Adversarial training ...", and a heading glued to a sentence opener: "InterpolationIn
   Section 4 we ...";
-* **a theorem label** before the statement: "Lemma 6 Let N (...)", "Definition 3.1 We say ...";
+* **a theorem label** before the statement, with its name if any: "Lemma 6 Let N (...)",
+  "Definition 3.1 We say ...", "Proposition A.8 (Classic Auditing is Valid) . Classic ...";
 * **a title-case phrase** before a capitalized sentence opener ("Reason for Using the ResNet
   Backbone Since the overall ...", "Dataset We conduct ...", "Query Branch Directly aligning
-  ..."), or ended by "." or ":" before a
-  capital ("Rotations from Current to Next Tokens in the First Layer. Me...", "New Problems: To
-  mitigate ..."): docling writes bold run-in headings as plain text;
+  ..."), or ended by "." or ":" before a capital ("Rotations from Current to Next Tokens in
+  the First Layer. Me...", "New Problems: To mitigate ..."): docling writes bold run-in
+  headings as plain text;
 * **a known section name** ("Limitations", "Datasets", "Implementation Details": a category of
-  ``ratio.corpus.text.sections``) before a capitalized word ("Limitations GDEs rely on ...").
+  ``ratio.corpus.text.sections``) before a capitalized word that is no label ("Limitations
+  GDEs rely on ...", but not "Substituting Assumption A1 into ..." or "Lemma A.18 uses ...").
 
 The cut head is dropped: the section already has its heading, and a run-in head is no sentence.
 :func:`heading_only` tells a sentence that is nothing but a title-case heading, which ingest
