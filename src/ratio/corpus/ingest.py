@@ -36,14 +36,15 @@ from ratio.corpus.readers.metadata import (
     metadata_lookup,
     write_metadata,
 )
-from ratio.corpus.text import clean, normalize, sections, segment
+from ratio.corpus.text import clean, normalize, runin, sections, segment
 from ratio.runner.stages import Shard, Stage, remove_stale, run_shard, run_sharded, run_stage
 
 # Bump when the cleaning/segmentation logic changes output for the same input,
 # so cached shards from older code are recomputed.
 # 2: plain-text structure, hyphen repair keeping compounds; 3: line numbers, small caps and
-# glued acronyms repaired (ratio.corpus.text.repair), math_after recorded
-INGEST_VERSION = "3"
+# glued acronyms repaired (ratio.corpus.text.repair), math_after recorded; 4: run-in headings,
+# footnote marks, joined/kerned words, short inline math rendered, stray emphasis (issue 32)
+INGEST_VERSION = "4"
 FLUSH_ROWS = 100_000
 _SUFFIXES = (".jsonl.zst", ".jsonl.gz", ".jsonl", ".json.gz", ".json", ".zst", ".gz", ".txt", ".md")
 
@@ -103,6 +104,9 @@ def _paper_rows(
                 sent = normalize.strip_noise(raw)
                 if normalize.is_noise(sent):
                     drops["noise_sentence"] += 1
+                    continue
+                if runin.heading_only(sent):
+                    drops["heading_sentence"] += 1
                     continue
                 if len(sent) < cfg.min_chars:
                     drops["short_sentence"] += 1

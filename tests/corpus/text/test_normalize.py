@@ -151,6 +151,11 @@ def test_is_noise_true(text: str) -> None:
         "In terms of runtime, our method runs at 109.231 \u00b1 3.112 s, comparable to SMM [CIT] (107.281 s).",
         "For DeepSeek-R1-Distill-Llama-8B, Basic Harmless improves from 80.4 \u2192 96.0 (+15.6) and Redteam from 58.5.",
         "The bound in Theorem 2 is loose since [MATH] is a large number in practice [CIT].",
+        # rendered formulas count as placeholders, a run of them as one (009LK0vLcY, 01XV5Za56k)
+        "where ζ: = max_{i∈[n]}‖x_i‖_2 and μ: = y^{(0)}+y^{(1)} is the total outcome vector.",
+        "If x,v ∈ ℝ^n, where v has monotonically nondecreasing coordinates, and |x_i-x_{i+1}| ≤"
+        " v_{i+1}-v_i for all i ∈ [n-1], then |x_i-x_j| ≤ v_j-v_i for all (i,j) ∈ [n]×[n] with"
+        " i < j.",
     ],
 )
 def test_is_noise_false(text: str) -> None:

@@ -242,3 +242,14 @@ def test_throughput_is_corpus_scale() -> None:
     t0 = time.perf_counter()
     n = sum(len(segment(p)) for p in paras)
     assert n / (time.perf_counter() - t0) > 20_000
+
+
+def test_what_the_splitter_takes_for_a_sentence_start():
+    """clean_inline keeps a formula that opens a sentence as [MATH] unless its rendering starts
+    as a sentence can (0N73P8pH2l: "... a small constant. n is the size ...")."""
+    from ratio.corpus.text.segment import after_sentence_end, can_start
+
+    assert can_start("[MATH] is the size") and can_start("N is the number")
+    assert not can_start("n is the size") and not can_start("α is small")
+    assert after_sentence_end("c_3 is a small constant. ")
+    assert not after_sentence_end("c_3 is a small constant, ")

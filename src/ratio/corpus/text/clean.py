@@ -1,8 +1,12 @@
 """Inline cleanup of one paragraph: math, citations, emphasis, entities, whitespace.
 
 Matching and dedup work on sentence text, so inline noise must be normalized the
-same way everywhere: every inline formula becomes ``[MATH]`` and every citation
-marker (a single reference or a whole group) becomes one ``[CIT]``. This runs on
+same way everywhere: a short inline formula is rendered as readable text and any other
+becomes ``[MATH]`` (``ratio.corpus.text.flatmath``), and every citation
+marker (a single reference or a whole group) becomes one ``[CIT]``. Rendered formulas are
+held out of the later steps, whose patterns would read "[1,2]" as a citation or "‖x‖_2" as
+emphasis. Emphasis markers that lost their partner (an italic theorem statement broken by a
+display equation: "_Let x be ... holds." then "... for all t._") are removed. This runs on
 every paragraph of the corpus, so it is a short fixed sequence of precompiled
 ``re.sub`` calls with static replacements, each guarded by a cheap substring test.
 ``strip_tex_residue`` writes the same placeholders for the LaTeX left in plain text.
@@ -14,6 +18,9 @@ import html
 import re
 from collections import Counter
 
+from ratio.corpus.text.flatmath import render_tex, replace_flattened
+from ratio.corpus.text.segment import after_sentence_end, can_start
+
 MATH = "[MATH]"
 CIT = "[CIT]"
 
@@ -24,6 +31,9 @@ _TEX_INLINE = re.compile(r"\\\((?:[^\\]|\\(?!\)))*?\\\)|\\\[(?:[^\\]|\\(?!\]))*?
 _DOLLAR = re.compile(r"\$\$[^$]+\$\$|\$(?<![\\$]\$)(?=\S)[^$\n]{1,400}?(?<=[^\s\\])\$(?!\d)")
 _FORMULA = re.compile(r"\{\{formula:[^}]*\}\}")
 _MATH_RUN = re.compile(r"\[MATH\](?:[\s,]*\[MATH\])+")
+# A rendered formula waits behind a private-use mark until the markup steps are done.
+_HELD = re.compile("\ue000(\\d+)\ue001")
+_FLAT_MATH_CHARS = frozenset("=∈≤≥∥")
 
 # --- citations --------------------------------------------------------------------
 _CITE_TOKEN = re.compile(r"\{\{cite:[^}]*\}\}")
@@ -66,6 +76,9 @@ _BOLD = re.compile(r"\*\*(?!\s)([^*\n]{1,300}?)(?<!\s)\*\*")
 _BOLD_U = re.compile(r"__(?<!\w__)(?!\s)([^_\n]{1,300}?)(?<!\s)__(?!\w)")
 _ITAL = re.compile(r"\*(?<![\w*]\*)(?!\s)([^*\n]{1,400}?)(?<!\s)\*(?![\w*])")
 _ITAL_U = re.compile(r"_(?<![\w\\]_)(?!\s)([^_\n]{1,400}?)(?<![\s\\])_(?!\w)")
+# An underscore that opens an emphasis before a word, or closes one after it, whose partner
+# is gone; an underscore between two word characters ("snake_case") is no emphasis.
+_STRAY_U = re.compile(r"(?<![\w\\])_+(?=[A-Za-z0-9(\[])|(?<=[A-Za-z0-9.,;:!?)\]])_+(?![\w{])")
 _CODE = re.compile(r"`([^`\n]{1,200})`")
 # Nougat glues run-in headings to the text: "**Notations.**For" -> "Notations. For"
 _BOLD_GLUED = re.compile(r"\*\*(?!\s)([^*\n]{1,300}?)(?<!\s)\*\*(?=[A-Za-z])")
@@ -86,6 +99,11 @@ _CONTROL = re.compile(
 _ORPHAN_MARK = re.compile("\ufffd|(?<![^\\W\\d_])[\u0300-\u036f]+")
 _SPACE_PUNCT = re.compile(r" ([,.;:!?])(?= |$)")
 _EMPTY_PAREN = re.compile(r"\(\s*[,;:]?\s*\)|\[\s*[,;]?\s*\]")
+# A placeholder glued to a word ("conversion[CIT]", "[MATH]norm"); not to a suffix of the
+# formula itself ("the [MATH]th column", "[MATH]s").
+_GLUED_PLACEHOLDER = re.compile(
+    r"(?<=[A-Za-z])(?=\[(?:CIT|MATH)\])|(?:(?<=\[CIT\])|(?<=\[MATH\]))(?=[A-Za-z]{3})"
+)
 
 
 def _author_year(m: re.Match[str]) -> str:
@@ -113,8 +131,26 @@ def clean_inline(paragraph: str, markup: str = "markdown") -> str:
     ``{{cite:..}}``, ``$..$``) or "plain".
     """
     s = paragraph
+    held: list[str] = []
+
+    def hold(m: re.Match[str]) -> str:
+        """The formula as text, held back, or ``[MATH]`` (display math always, and a formula
+        opening a sentence that the splitter would not see start: "... convex. x is")."""
+        tex = m.group(0)
+        if tex.startswith(("\\[", "$$")):
+            return MATH
+        text = render_tex(tex[2:-2] if tex.startswith("\\(") else tex[1:-1])
+        if text is None:
+            return MATH
+        if not can_start(text) and after_sentence_end(m.string[max(0, m.start() - 8) : m.start()]):
+            return MATH
+        held.append(text)
+        return f"\ue000{len(held) - 1}\ue001"
+
     if "&" in s:
         s = html.unescape(s)
+    if markup == "markdown" and "\\(" not in s and not s.isascii() and _FLAT_MATH_CHARS & set(s):
+        s = replace_flattened(s, MATH)  # docling's flattened formulas
     if markup != "plain":
         if "{{" in s:
             s = _FORMULA.sub(MATH, s)
@@ -123,11 +159,11 @@ def clean_inline(paragraph: str, markup: str = "markdown") -> str:
         if "\\" in s:
             if "{}^" in s:
                 s = _FOOTMARK.sub("", s)
-            s = _TEX_INLINE.sub(MATH, s)
+            s = _TEX_INLINE.sub(hold, s)
             if "\\" in s:
                 s = _LATEX_CITE.sub(CIT, s)
         if "$" in s:
-            s = _DOLLAR.sub(MATH, s)
+            s = _DOLLAR.sub(hold, s)
     if "[" in s:
         s = _NUM_CITE.sub(CIT, s)
         s = _KEY_CITE.sub(CIT, s)
@@ -147,6 +183,8 @@ def clean_inline(paragraph: str, markup: str = "markdown") -> str:
         if "_" in s:
             s = _BOLD_U.sub(r"\1", s)
             s = _ITAL_U.sub(r"\1", s)
+            if "_" in s:
+                s = _STRAY_U.sub("", s)
         if "\\" in s:
             s = _MD_ESCAPE.sub(r"\1", s)
         if "`" in s:
@@ -159,6 +197,10 @@ def clean_inline(paragraph: str, markup: str = "markdown") -> str:
         s = _MATH_RUN.sub(MATH, s)
     if "[CIT]" in s:
         s = _CIT_RUN.sub(CIT, s)
+    if held:
+        s = _HELD.sub(lambda m: held[int(m.group(1))], s)
+    if "[CIT]" in s or "[MATH]" in s:
+        s = _GLUED_PLACEHOLDER.sub(" ", s)
     if not s.isprintable():
         s = _CONTROL.sub("", s)
     if not s.isascii():

@@ -31,6 +31,7 @@ from ratio.corpus.text.blocks import (
 )
 from ratio.corpus.text.hyphens import Vocabulary
 from ratio.corpus.text.repair import repair_paper
+from ratio.corpus.text.runin import strip_runin
 from ratio.corpus.text.sections import (
     ACKS,
     APPENDIX_HEAD,
@@ -195,7 +196,7 @@ def parse_markdown(
     how many blocks were removed by reason (table, caption, footnote, ...).
     """
     drops = drops if drops is not None else Counter()
-    text = repair_paper(text, drops)  # line numbers, small caps, glued acronyms
+    text = repair_paper(text, drops)  # line numbers, footnote marks, small caps, joined words
     blocks = _tokenize(text)
     vocab = Vocabulary(text)  # the paper's own spelling, for line-break hyphens
     if not any(isinstance(b, _Heading) for b in blocks):
@@ -214,7 +215,8 @@ def parse_markdown(
     _drop_repeated(body.items_of, drops)
     result: list[Section] = []
     for sec, items in zip(body.sections, body.items_of, strict=True):
-        sec.paragraphs, sec.math_after = _join_items(items)
+        paragraphs, sec.math_after = _join_items(items)
+        sec.paragraphs = [strip_runin(p, drops) for p in paragraphs]  # run-in headings
         if sec.paragraphs:
             result.append(sec)
     return result

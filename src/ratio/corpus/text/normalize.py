@@ -178,6 +178,15 @@ _WORD_TOKEN = re.compile(r"(?<!\S)[(\[\"']*[^\W\d_][^\W_]+(?:[-'][^\W_]+)*[.,;:!
 _DELETE_ASCII_LETTERS = str.maketrans("", "", string.ascii_letters)
 _ASCII_WORD_START = re.compile(r" [(\[\"']*[A-Za-z]{2}")
 _LATEX_CMD = re.compile(r"\\[a-zA-Z]{2,}")
+# A token of a formula written as text: one with a math symbol, a script ("x_i", "ℝ^d") or a
+# relation, or lone letters other than "a", "A", "I" ("x", "(θ,", "x,v"). The noise test counts
+# a run of these as one ``[MATH]``, so a sentence reads the same whether its formulas were
+# rendered (``ratio.corpus.text.flatmath``), flattened by docling or replaced by placeholders.
+_MATH_SYMBOLS = "=<>_^∈∉≤≥‖∥∑∏∫→←↦∼≈≠±×·∞∂∇⊂⊆⊃⊇∪∩∖ℝℕℤℚℂ𝔼ℙ⊤⊥′∣"
+_FORMULA_TOKEN = (
+    r"(?:\S*[" + re.escape(_MATH_SYMBOLS) + r"]\S*|[(\[]*[^\W\d_aAI](?:,[^\W\d_])*[)\],.;:]*)"
+)
+_FORMULA_RUN = re.compile(r"(?<!\S)" + _FORMULA_TOKEN + r"(?:\s+" + _FORMULA_TOKEN + r")*(?!\S)")
 
 
 def too_short(text: str, min_chars: int = 35) -> bool:
@@ -186,14 +195,17 @@ def too_short(text: str, min_chars: int = 35) -> bool:
 
 
 def is_noise(text: str) -> bool:
-    """True for text that is not prose: mostly non-letters, dominated by ``[MATH]``/``[CIT]``,
-    fewer than three words, LaTeX residue, U+FFFD, or a degenerate repetition loop."""
+    """True for text that is not prose: mostly non-letters, dominated by ``[MATH]``/``[CIT]``
+    or formula tokens, fewer than three words, LaTeX residue, U+FFFD, or a degenerate
+    repetition loop."""
     if "\ufffd" in text:
         return True
     n_ph = 0
     rest = text
     if "[" in text:
         rest, n_ph = _PLACEHOLDER.subn(" ", text)
+    rest, n_math = _FORMULA_RUN.subn(" ", rest)
+    n_ph += n_math
     tokens = rest.split()
     if not tokens:
         return True

@@ -1,5 +1,5 @@
-"""Paper-level repairs of extractor artifacts that damage sentences: line numbers, small caps,
-acronyms glued to the next word.
+"""Paper-level repairs of extractor artifacts that damage sentences: line numbers, footnote
+marks, small caps, acronyms glued to the next word, joined and kerned words.
 
 Each repair needs evidence from the whole paper, so it runs on a paper's raw Markdown before
 block parsing (``parse_markdown``), and each one changes text only when that evidence is there:
@@ -21,6 +21,10 @@ block parsing (``parse_markdown``), and each one changes text only when that evi
 * **Glued acronyms.** "BMWboosts" is split into "BMW boosts" when both parts occur as words of
   their own in the paper and the glued form is rare in it; "XGBoost", "GANs", "ResNets" do not
   qualify (no standalone tail, or a tail shorter than three letters).
+
+Footnote marks (``ratio.corpus.text.footnotes``) and joined or kerned words
+(``ratio.corpus.text.words``) have modules of their own. Marks go after the line numbers, which
+would otherwise read as marks, and before the word repairs, which must not see "tool6".
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from ratio.corpus.text.footnotes import strip_footnote_marks
 from ratio.corpus.text.hyphens import is_word
+from ratio.corpus.text.words import repair_words
 
 MIN_NUMBERED_LINES = 10
 LINE_WINDOW = 400
@@ -56,12 +62,15 @@ _MAX_GLUED = 2  # a glued form used more often than this is a name ("ONNXruntime
 
 
 def repair_paper(text: str, counts: Counter | None = None) -> str:
-    """All repairs in order; ``counts`` gets ``line_number_removed``, ``small_caps_joined`` and
-    ``glued_acronym_split``."""
+    """All repairs in order; ``counts`` gets ``line_number_removed``, ``footnote_mark_removed``,
+    ``small_caps_joined``, ``glued_acronym_split``, ``kerned_acronym_joined`` and
+    ``joined_word_split``."""
     text = strip_line_numbers(text, counts)
+    text = strip_footnote_marks(text, counts)
     words = Counter(_TOKEN.findall(text))
     text = join_small_caps(text, counts, words)
-    return split_glued_acronyms(text, counts, words)
+    text = split_glued_acronyms(text, counts, words)
+    return repair_words(text, counts)
 
 
 def _splice(text: str, out: list[str], last: int, counts: Counter | None, key: str) -> str:

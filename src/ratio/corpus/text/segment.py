@@ -25,10 +25,13 @@ Segmenter = Callable[[str], list[str]]
 # something that can start a sentence: an upper-case letter, a digit, an opening bracket or quote
 # (covers "[MATH] is ...", "[CIT] show ...", "(i) ..."), a bullet ("•", "- ", "* "), a Greek
 # capital, or a mixed-case token such as "t-SNE", "k-means", "pLDDT", "mAP".
-_CANDIDATE = re.compile(
-    r"[.!?][\"'\u201d\u2019)\]]*\s+"
-    r"(?=[A-Z0-9\[(\"'\u201c\u2018\u00c0-\u00de\u0391-\u03a9\u2022]|[-*] |[a-z][A-Z\-]|[a-z]{1,3}[A-Z])"
+_START = (
+    r"[A-Z0-9\[(\"'\u201c\u2018\u00c0-\u00de\u0391-\u03a9\u2022]|[-*] |[a-z][A-Z\-]|[a-z]{1,3}[A-Z]"
 )
+_CANDIDATE = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+(?=" + _START + ")")
+_STARTS = re.compile(_START)
+# The end of a sentence right before a position: terminal punctuation, closers, whitespace.
+_ENDED = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+$")
 
 # Tokens (lower-cased, with their final period) after which a period never ends a sentence in
 # running scientific text: Latin abbreviations and titles are followed by the rest of the clause.
@@ -99,6 +102,18 @@ _NAME_CONTEXT = frozenset(
     "by and of & with to from thank thanks prof prof. dr dr. author authors".split()
 )
 _LABEL_NEXT = re.compile(r"[A-Z]\.\d")
+
+
+def can_start(text: str) -> bool:
+    """Whether the splitter sees a sentence start in ``text`` (its first characters)."""
+    return _STARTS.match(text) is not None
+
+
+def after_sentence_end(before: str) -> bool:
+    """Whether ``before`` ends in a candidate sentence end: what follows must pass
+    :func:`can_start` for the splitter to cut there ("... convex. [MATH] is", not "... convex.
+    x is")."""
+    return _ENDED.search(before[-8:]) is not None
 
 
 def _is_boundary(text: str, p: int, end: int, last_cut: int) -> bool:
