@@ -70,25 +70,28 @@ def _round(n: int) -> dict[str, Path]:
     }
 
 
-ROUND3, ROUND4, ROUND5 = _round(3), _round(4), _round(5)
+ROUND3, ROUND4, ROUND5, ROUND6 = _round(3), _round(4), _round(5), _round(6)
 RUN_V2 = REPO_ROOT / "runs/neurips-v2"
 RUN_V3 = REPO_ROOT / "runs/neurips-v3"
+RUN_V4 = REPO_ROOT / "runs/neurips-v4"  # the build before the issue-32 text repairs
 
 
 @pytest.mark.parametrize(
     ("files", "n"),
-    [(ROUND3, 300), (ROUND4, 300), (ROUND5, 258)],
-    ids=["round3", "round4", "round5"],
+    [(ROUND3, 300), (ROUND4, 300), (ROUND5, 258), (ROUND6, 300)],
+    ids=["round3", "round4", "round5", "round6"],
 )
 def test_two_pass_rounds_label_the_same_pairs_and_adjudication_keeps_agreements(files, n) -> None:
     """Rounds 3 and 4: two independent passes over one sample, and the adjudicated labels."""
+    # round 6 tops Broaden up from the published validation split
+    splits = ("test", "validation") if files is ROUND6 else ("test",)
     files = {p: _rows(path) for p, path in files.items()}
     for rows in files.values():
         assert len(rows) == n  # 100 per relation; round 5: all 58 published Broaden pairs
         assert {r["relation"] for r in rows} == set(RELATIONS)
         for r in rows:
             assert set(r) == FIELDS, r
-            assert r["label"] in (True, False) and r["split"] == "test"
+            assert r["label"] in (True, False) and r["split"] in splits
             if r["label"] is False:
                 assert r["note"].strip(), f"false without a note: {r['query_id']}"
     key = [(r["query_id"], r["query"], r["gold"]) for r in files["a"]]
@@ -123,11 +126,23 @@ def test_round4_sample_is_the_seeded_draw_of_the_published_test_split() -> None:
 
 
 def test_round5_sample_is_the_seeded_draw_of_the_published_test_split() -> None:
-    """Round 5, the acceptance audit: the published test split of the current build, seed 2028."""
+    """Round 5: the published test split of the build before the text repairs, seed 2028."""
+    if not (RUN_V4 / "benchmark").exists():
+        pytest.skip("no build at runs/neurips-v4")
+    drawn = [r["query_id"] for r in draw_sample(load_pairs(RUN_V4, ["test"]), 100, 2028)]
+    assert drawn == [r["query_id"] for r in _rows(ROUND5["a"])]
+
+
+def test_round6_sample_is_the_seeded_draw_of_the_published_splits() -> None:
+    """Round 6, the acceptance audit of the current build (issue 32), seed 1208: 100 published
+    test pairs per relation, and Broaden topped up to 100 from the published validation split
+    (the test split publishes only 58)."""
     if not (RUN / "benchmark").exists():
         pytest.skip("no build at runs/neurips")
-    drawn = [r["query_id"] for r in draw_sample(load_pairs(RUN, ["test"]), 100, 2028)]
-    assert drawn == [r["query_id"] for r in _rows(ROUND5["a"])]
+    drawn = [r["query_id"] for r in draw_sample(load_pairs(RUN, ["test"]), 100, 1208)]
+    val = draw_sample(load_pairs(RUN, ["validation"]), 42, 1208)
+    drawn += [r["query_id"] for r in val if r["relation"] == "broaden"]
+    assert sorted(drawn) == sorted(r["query_id"] for r in _rows(ROUND6["a"]))
 
 
 def test_score_precision_and_marker_errors() -> None:
