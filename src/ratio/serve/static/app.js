@@ -68,6 +68,21 @@ function requestBody() {
   return body;
 }
 
+// POST a JSON body; the parsed answer, or null after showing the service's error in the status.
+async function postJSON(path, body) {
+  const resp = await fetch(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const data = await resp.json().catch(() => ({ error: `HTTP ${resp.status}` }));
+  if (!resp.ok) {
+    setStatus(`Error: ${data.error || resp.statusText}`, true);
+    return null;
+  }
+  return data;
+}
+
 async function search() {
   const query = $("query").value;
   if (!query.trim()) {
@@ -84,16 +99,8 @@ async function search() {
   const body = requestBody();
   if (!all) body.move = state.move;
   try {
-    const resp = await fetch(all ? "/moves" : "/search", {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    const data = await resp.json().catch(() => ({ error: `HTTP ${resp.status}` }));
-    if (!resp.ok) {
-      setStatus(`Error: ${data.error || resp.statusText}`, true);
-      return;
-    }
+    const data = await postJSON(all ? "/moves" : "/search", body);
+    if (!data) return;
     state.last = all ? data : { query: data.query, k: data.k, moves: { [data.move]: data }, took_ms: data.took_ms };
     render(state.last);
     const n = Object.values(state.last.moves).reduce((a, m) => a + m.results.length, 0);
@@ -219,16 +226,8 @@ async function runChain(chain) {
     exclude_own_paper: $("exclude_own_paper").checked,
   });
   try {
-    const resp = await fetch("/chain", {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    const data = await resp.json().catch(() => ({ error: `HTTP ${resp.status}` }));
-    if (!resp.ok) {
-      setStatus(`Error: ${data.error || resp.statusText}`, true);
-      return;
-    }
+    const data = await postJSON("/chain", body);
+    if (!data) return;
     state.chain = chain;
     state.chainResult = data;
     const last = data.steps[data.steps.length - 1];
